@@ -1,0 +1,140 @@
+//! The decoded record: one TCP segment with only what the analysis needs.
+
+use std::fmt;
+use std::net::IpAddr;
+
+/// An IP address and port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Endpoint {
+    pub ip: IpAddr,
+    pub port: u16,
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.ip {
+            IpAddr::V4(ip) => write!(f, "{ip}:{}", self.port),
+            IpAddr::V6(ip) => write!(f, "[{ip}]:{}", self.port),
+        }
+    }
+}
+
+/// TCP control flags as they appear in byte 13 of the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flags(pub u8);
+
+impl Flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const RST: u8 = 0x04;
+    pub const PSH: u8 = 0x08;
+    pub const ACK: u8 = 0x10;
+    pub const URG: u8 = 0x20;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+
+    pub fn has(self, flag: u8) -> bool {
+        self.0 & flag != 0
+    }
+
+    pub fn fin(self) -> bool {
+        self.has(Self::FIN)
+    }
+
+    pub fn syn(self) -> bool {
+        self.has(Self::SYN)
+    }
+
+    pub fn rst(self) -> bool {
+        self.has(Self::RST)
+    }
+
+    pub fn ack(self) -> bool {
+        self.has(Self::ACK)
+    }
+}
+
+/// Up to four SACK blocks, as (left edge, right edge) sequence numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SackBlocks {
+    len: u8,
+    blocks: [(u32, u32); 4],
+}
+
+impl SackBlocks {
+    pub fn push(&mut self, left: u32, right: u32) {
+        if let Some(slot) = self.blocks.get_mut(usize::from(self.len)) {
+            *slot = (left, right);
+            self.len += 1;
+        }
+    }
+
+    pub fn as_slice(&self) -> &[(u32, u32)] {
+        &self.blocks[..usize::from(self.len)]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The TCP options the analysis reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    pub mss: Option<u16>,
+    pub window_scale: Option<u8>,
+    pub sack_permitted: bool,
+    /// (TSval, TSecr)
+    pub timestamps: Option<(u32, u32)>,
+    pub sack: SackBlocks,
+}
+
+/// One TCP segment as seen at the capture point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Frame number in the (merged) capture, as Wireshark numbers it.
+    pub frame: u64,
+    pub timestamp_ns: i64,
+    /// Length of the frame on the wire.
+    pub wire_len: u32,
+    pub src: Endpoint,
+    pub dst: Endpoint,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: Flags,
+    /// The window field as sent, before scaling.
+    pub window: u16,
+    /// Payload length from the IP header, so snaplen cuts do not shrink it.
+    pub payload_len: u32,
+    pub options: Options,
+}
+
+/// Why a frame yields no TCP segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Skip {
+    /// A link type this decoder does not read.
+    UnsupportedLinkType,
+    /// Not IPv4 or IPv6.
+    NotIp,
+    /// IP, but not TCP (UDP, ICMP, ...).
+    NotTcp,
+    /// An IP fragment: TCP headers of fragmented packets are not reassembled.
+    Fragment,
+    /// The frame ends inside a header.
+    Truncated,
+    /// A header field contradicts itself (bad length, bad version).
+    Malformed,
+}
+
+impl Skip {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Skip::UnsupportedLinkType => "unsupported_link_type",
+            Skip::NotIp => "not_ip",
+            Skip::NotTcp => "not_tcp",
+            Skip::Fragment => "ip_fragment",
+            Skip::Truncated => "truncated_header",
+            Skip::Malformed => "malformed_header",
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! Scripted TCP traces, written straight to pcap.
+//!
+//! Tests use this to build the edge cases real stacks rarely produce:
+//! sequence wrap, timestamps that go backwards, a capture that starts
+//! mid-stream, one direction only. A [`Conversation`] keeps each side's
+//! sequence numbers so a script reads like the exchange it describes:
+//!
+//! ```
+//! use synth::{Conversation, Side, Trace};
+//! let mut trace = Trace::ethernet();
+//! let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+//! conn.handshake(&mut trace, 0.0, 10.0);
+//! conn.send(&mut trace, Side::Client, 20.0, 100);
+//! conn.ack(&mut trace, Side::Server, 30.0);
+//! let pcap = trace.to_pcap();
+//! assert!(pcap.len() > 24);
+//! ```
+//!
+//! It is a test tool: it builds frames, it does not check them.
+
+use std::net::{IpAddr, SocketAddr};
+
+mod frame;
+
+pub use frame::{Link, Packet, TcpOption};
+
+/// Which end of a conversation acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+impl Side {
+    pub fn peer(self) -> Side {
+        match self {
+            Side::Client => Side::Server,
+            Side::Server => Side::Client,
+        }
+    }
+}
+
+/// A list of timestamped frames on one link type.
+pub struct Trace {
+    link: Link,
+    records: Vec<(i64, Vec<u8>)>,
+    snaplen: usize,
+}
+
+const PCAP_MAGIC_MICROS: u32 = 0xa1b2_c3d4;
+const PCAP_VERSION: (u16, u16) = (2, 4);
+const PCAP_MAX_SNAPLEN: u32 = 262_144;
+
+impl Trace {
+    pub fn new(link: Link) -> Self {
+        Trace {
+            link,
+            records: Vec::new(),
+            snaplen: usize::MAX,
+        }
+    }
+
+    pub fn ethernet() -> Self {
+        Self::new(Link::Ethernet)
+    }
+
+    /// Cut every later frame to `snaplen` bytes, as `tcpdump -s` would.
+    pub fn snaplen(&mut self, snaplen: usize) -> &mut Self {
+        self.snaplen = snaplen;
+        self
+    }
+
+    /// Adds a packet at `time_ms` (milliseconds after the capture's epoch).
+    pub fn push(&mut self, time_ms: f64, packet: &Packet) {
+        let frame = self.link.frame(packet);
+        let timestamp_ns = BASE_EPOCH_NS + (time_ms * 1e6).round() as i64;
+        self.records.push((timestamp_ns, frame));
+    }
+
+    /// Each frame with its timestamp (ns since the epoch), as captured.
+    pub fn frames(&self) -> impl Iterator<Item = (i64, &[u8])> {
+        let snaplen = self.snaplen;
+        self.records
+            .iter()
+            .map(move |(time, frame)| (*time, &frame[..frame.len().min(snaplen)]))
+    }
+
+    pub fn link_type(&self) -> u32 {
+        self.link.link_type()
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The trace as a little-endian microsecond pcap file, in push order.
+    pub fn to_pcap(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&PCAP_MAGIC_MICROS.to_le_bytes());
+        out.extend_from_slice(&PCAP_VERSION.0.to_le_bytes());
+        out.extend_from_slice(&PCAP_VERSION.1.to_le_bytes());
+        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&PCAP_MAX_SNAPLEN.to_le_bytes());
+        out.extend_from_slice(&self.link.link_type().to_le_bytes());
+        for (timestamp_ns, frame) in &self.records {
+            let captured = &frame[..frame.len().min(self.snaplen)];
+            let micros = timestamp_ns.div_euclid(1000);
+            out.extend_from_slice(&(micros.div_euclid(1_000_000) as u32).to_le_bytes());
+            out.extend_from_slice(&(micros.rem_euclid(1_000_000) as u32).to_le_bytes());
+            out.extend_from_slice(&(captured.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+            out.extend_from_slice(captured);
+        }
+        out
+    }
+
+    /// Writes the pcap to `path`.
+    pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
+        std::fs::write(path, self.to_pcap())
+    }
+}
+
+/// 2026-01-01T00:00:00Z, so times read like a real capture's.
+const BASE_EPOCH_NS: i64 = 1_767_225_600_000_000_000;
+
+/// One TCP connection's two ends, tracking the next sequence number of each.
+pub struct Conversation {
+    client: SocketAddr,
+    server: SocketAddr,
+    next_seq: [u32; 2],
+    window: [u16; 2],
+}
+
+fn index(side: Side) -> usize {
+    match side {
+        Side::Client => 0,
+        Side::Server => 1,
+    }
+}
+
+impl Conversation {
+    /// `client` and `server` as "ip:port" (IPv6 as "[ip]:port").
+    pub fn new(client: &str, server: &str) -> Self {
+        Conversation {
+            client: client.parse().expect("client address"),
+            server: server.parse().expect("server address"),
+            next_seq: [1_000, 50_000],
+            window: [64_000, 64_000],
+        }
+    }
+
+    /// Sets the next sequence number a side will send (to start near a wrap).
+    pub fn set_seq(&mut self, side: Side, seq: u32) -> &mut Self {
+        self.next_seq[index(side)] = seq;
+        self
+    }
+
+    /// Sets the raw window field a side advertises from now on.
+    pub fn set_window(&mut self, side: Side, window: u16) -> &mut Self {
+        self.window[index(side)] = window;
+        self
+    }
+
+    pub fn next_seq(&self, side: Side) -> u32 {
+        self.next_seq[index(side)]
+    }
+
+    fn addresses(&self, side: Side) -> (SocketAddr, SocketAddr) {
+        match side {
+            Side::Client => (self.client, self.server),
+            Side::Server => (self.server, self.client),
+        }
+    }
+
+    /// A packet from `side` with the current sequence, ACK and window, and no payload.
+    pub fn packet(&self, side: Side, flags: u8) -> Packet {
+        let (src, dst) = self.addresses(side);
+        Packet {
+            src,
+            dst,
+            seq: self.next_seq(side),
+            ack: self.next_seq(side.peer()),
+            flags,
+            window: self.window[index(side)],
+            payload_len: 0,
+            options: Vec::new(),
+        }
+    }
+
+    /// SYN, SYN-ACK, ACK with MSS 1460, window scale 7, SACK and timestamps;
+    /// `rtt_ms` apart between SYN and the final ACK.
+    pub fn handshake(&mut self, trace: &mut Trace, at_ms: f64, rtt_ms: f64) {
+        let options = vec![
+            TcpOption::Mss(1460),
+            TcpOption::SackPermitted,
+            TcpOption::WindowScale(7),
+        ];
+        self.syn(trace, Side::Client, at_ms, options.clone());
+        self.syn(trace, Side::Server, at_ms + rtt_ms / 2.0, options);
+        self.ack(trace, Side::Client, at_ms + rtt_ms);
+    }
+
+    /// A SYN (from the client) or SYN-ACK (from the server) with these options.
+    pub fn syn(&mut self, trace: &mut Trace, side: Side, at_ms: f64, options: Vec<TcpOption>) {
+        let flags = match side {
+            Side::Client => Packet::SYN,
+            Side::Server => Packet::SYN | Packet::ACK,
+        };
+        let mut packet = self.packet(side, flags);
+        if side == Side::Client {
+            packet.ack = 0;
+        }
+        packet.options = options;
+        trace.push(at_ms, &packet);
+        self.next_seq[index(side)] = self.next_seq(side).wrapping_add(1);
+    }
+
+    /// Sends `len` new bytes from `side` and returns the segment's sequence number.
+    pub fn send(&mut self, trace: &mut Trace, side: Side, at_ms: f64, len: u32) -> u32 {
+        let seq = self.next_seq(side);
+        self.send_at(trace, side, at_ms, seq, len);
+        self.next_seq[index(side)] = seq.wrapping_add(len);
+        seq
+    }
+
+    /// Sends `len` bytes from `side` at an explicit sequence number (a
+    /// retransmission, or a segment after a gap) without moving the next sequence.
+    pub fn send_at(&mut self, trace: &mut Trace, side: Side, at_ms: f64, seq: u32, len: u32) {
+        let mut packet = self.packet(side, Packet::ACK | Packet::PSH);
+        packet.seq = seq;
+        packet.payload_len = len;
+        trace.push(at_ms, &packet);
+    }
+
+    /// Skips `len` bytes of `side`'s stream, as if their segment was never captured.
+    pub fn lose(&mut self, side: Side, len: u32) -> u32 {
+        let seq = self.next_seq(side);
+        self.next_seq[index(side)] = seq.wrapping_add(len);
+        seq
+    }
+
+    /// A pure ACK from `side` acknowledging everything the peer sent.
+    pub fn ack(&mut self, trace: &mut Trace, side: Side, at_ms: f64) {
+        trace.push(at_ms, &self.packet(side, Packet::ACK));
+    }
+
+    /// A pure ACK from `side` acknowledging only up to `ack`, with SACK blocks.
+    pub fn ack_with_sack(
+        &mut self,
+        trace: &mut Trace,
+        side: Side,
+        at_ms: f64,
+        ack: u32,
+        blocks: &[(u32, u32)],
+    ) {
+        let mut packet = self.packet(side, Packet::ACK);
+        packet.ack = ack;
+        packet.options = blocks
+            .iter()
+            .map(|&(left, right)| TcpOption::Sack(left, right))
+            .collect();
+        trace.push(at_ms, &packet);
+    }
+
+    /// FIN-ACK from `side`.
+    pub fn fin(&mut self, trace: &mut Trace, side: Side, at_ms: f64) {
+        trace.push(at_ms, &self.packet(side, Packet::FIN | Packet::ACK));
+        self.next_seq[index(side)] = self.next_seq(side).wrapping_add(1);
+    }
+
+    /// RST-ACK from `side`.
+    pub fn rst(&mut self, trace: &mut Trace, side: Side, at_ms: f64) {
+        trace.push(at_ms, &self.packet(side, Packet::RST | Packet::ACK));
+    }
+
+    /// Client and server addresses.
+    pub fn endpoints(&self) -> (SocketAddr, SocketAddr) {
+        (self.client, self.server)
+    }
+}
+
+/// True when both addresses are IPv4.
+pub(crate) fn is_v4(packet: &Packet) -> bool {
+    matches!(
+        (packet.src.ip(), packet.dst.ip()),
+        (IpAddr::V4(_), IpAddr::V4(_))
+    )
+}

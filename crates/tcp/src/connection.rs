@@ -1,0 +1,346 @@
+//! One connection instance: roles, handshake, both directions, state and history.
+
+use decode::{Endpoint, Flags, Segment};
+
+use crate::direction::{self, Flagged, Half, Relative, WindowScale};
+use crate::event::{Direction, EventKind};
+use crate::summary::{Close, ConnectionSummary, Handshake, SynOptions};
+
+/// Zeek's history letters, in the order they are listed per direction.
+const HISTORY_LETTERS: [(u8, char); 8] = [
+    (1 << 0, 's'),
+    (1 << 1, 'h'),
+    (1 << 2, 'a'),
+    (1 << 3, 'd'),
+    (1 << 4, 'f'),
+    (1 << 5, 'r'),
+    (1 << 6, 't'),
+    (1 << 7, 'w'),
+];
+
+#[derive(Debug)]
+pub struct Connection {
+    pub id: u64,
+    client: Endpoint,
+    server: Endpoint,
+    roles_guessed: bool,
+    first_frame: u64,
+    last_frame: u64,
+    first_ns: i64,
+    pub last_ns: i64,
+    halves: [Half; 2],
+    handshake: Handshake,
+    last_syn_ns: Option<i64>,
+    first_rtt_ns: Option<i64>,
+    history: String,
+    history_seen: [u8; 2],
+    fin_frame: [Option<u64>; 2],
+    rst_frame: [Option<u64>; 2],
+}
+
+impl Connection {
+    /// Starts a connection at its first segment, deciding who is the client.
+    pub fn new(id: u64, first: &Segment) -> Self {
+        let (client, server, roles_guessed) = roles(first);
+        Connection {
+            id,
+            client,
+            server,
+            roles_guessed,
+            first_frame: first.frame,
+            last_frame: first.frame,
+            first_ns: first.timestamp_ns,
+            last_ns: first.timestamp_ns,
+            halves: [Half::default(), Half::default()],
+            handshake: Handshake::default(),
+            last_syn_ns: None,
+            first_rtt_ns: None,
+            history: if roles_guessed {
+                "^".into()
+            } else {
+                String::new()
+            },
+            history_seen: [0; 2],
+            fin_frame: [None; 2],
+            rst_frame: [None; 2],
+        }
+    }
+
+    pub fn direction_of(&self, segment: &Segment) -> Direction {
+        if segment.src == self.client {
+            Direction::ClientToServer
+        } else {
+            Direction::ServerToClient
+        }
+    }
+
+    /// Ended by a RST, or by FINs from both sides.
+    pub fn is_closed(&self) -> bool {
+        self.rst_frame.iter().any(Option::is_some) || self.fin_frame.iter().all(Option::is_some)
+    }
+
+    /// A SYN from `direction` that starts a new connection on this 4-tuple:
+    /// its ISN differs from the one this connection knows, or this one is over.
+    pub fn is_reused_by(&self, segment: &Segment) -> bool {
+        if !segment.flags.syn() || segment.flags.ack() {
+            return false;
+        }
+        let half = &self.halves[self.direction_of(segment).index()];
+        let other_isn = half.base_seq().is_some_and(|isn| isn != segment.seq);
+        other_isn || self.is_closed()
+    }
+
+    /// Analyses one segment; returns the flags it raised, and its relative figures.
+    pub fn process(&mut self, segment: &Segment) -> (Direction, Flagged, Relative) {
+        let direction = self.direction_of(segment);
+        self.last_frame = segment.frame;
+        self.last_ns = self.last_ns.max(segment.timestamp_ns);
+        let syn_retry = self.track_handshake(segment, direction);
+        let first_rtt_ns = self.first_rtt_ns;
+        let (fwd, rev) = self.halves_mut(direction);
+        fwd.learn_base(segment);
+        if segment.flags.ack() {
+            rev.learn_base_from_ack(segment.ack);
+        }
+        let rel = Relative {
+            seq: fwd.relative(segment.seq),
+            ack: if segment.flags.ack() {
+                rev.relative(segment.ack)
+            } else {
+                0
+            },
+            len: segment.payload_len,
+            window: fwd.scaled_window(segment),
+        };
+        let mut flagged = direction::analyze(fwd, rev, segment, rel, first_rtt_ns);
+        if syn_retry {
+            flagged.raise(EventKind::SynRetransmission);
+        }
+        track_rtt(fwd, rev, segment, rel, flagged);
+        direction::count(fwd, rev, segment, rel, flagged);
+        self.track_history(segment, direction, flagged);
+        self.track_close(segment, direction);
+        (direction, flagged, rel)
+    }
+
+    /// Duplicate ACKs in a row so far from `direction`.
+    pub fn duplicate_ack_run(&self, direction: Direction) -> u64 {
+        self.halves[direction.index()].duplicate_ack_run()
+    }
+
+    fn halves_mut(&mut self, direction: Direction) -> (&mut Half, &mut Half) {
+        let [client_half, server_half] = &mut self.halves;
+        match direction {
+            Direction::ClientToServer => (client_half, server_half),
+            Direction::ServerToClient => (server_half, client_half),
+        }
+    }
+
+    /// Records SYN, SYN-ACK and the ACK that completes them; true for a repeated SYN.
+    fn track_handshake(&mut self, segment: &Segment, direction: Direction) -> bool {
+        let now = segment.timestamp_ns;
+        let flags = segment.flags;
+        let handshake = &mut self.handshake;
+        if flags.syn() && !flags.ack() {
+            self.last_syn_ns = Some(now);
+            if handshake.syn_ns.is_none() {
+                handshake.syn_ns = Some(now);
+                handshake.client_options = Some(syn_options(segment));
+                return false;
+            }
+            if handshake.syn_ack_ns.is_none() {
+                handshake.syn_retries_ns.push(now);
+            }
+            return true;
+        }
+        if flags.syn() && flags.ack() {
+            if handshake.syn_ack_ns.is_some() {
+                handshake.syn_ack_retries += 1;
+                return true;
+            }
+            handshake.syn_ack_ns = Some(now);
+            handshake.server_options = Some(syn_options(segment));
+            handshake.rtt_to_server_ms = self.last_syn_ns.map(|syn| (now - syn) as f64 / 1e6);
+            self.learn_window_scales();
+            return false;
+        }
+        let completes = direction == Direction::ClientToServer
+            && flags.ack()
+            && !flags.has(Flags::RST)
+            && handshake.ack_ns.is_none();
+        if let (true, Some(syn_ack)) = (completes, handshake.syn_ack_ns) {
+            handshake.ack_ns = Some(now);
+            handshake.rtt_to_client_ms = Some((now - syn_ack) as f64 / 1e6);
+            self.first_rtt_ns = self.last_syn_ns.map(|syn| now - syn);
+        }
+        false
+    }
+
+    /// Window scaling applies only when both SYNs offered it.
+    fn learn_window_scales(&mut self) {
+        let client = self.handshake.client_options.and_then(|o| o.window_scale);
+        let server = self.handshake.server_options.and_then(|o| o.window_scale);
+        let (client_scale, server_scale) = match (client, server) {
+            (Some(client), Some(server)) => {
+                (WindowScale::Shift(client), WindowScale::Shift(server))
+            }
+            (None, _) if self.handshake.client_options.is_none() => return,
+            _ => (WindowScale::None, WindowScale::None),
+        };
+        self.halves[0].scale = client_scale;
+        self.halves[1].scale = server_scale;
+    }
+
+    fn track_history(&mut self, segment: &Segment, direction: Direction, flagged: Flagged) {
+        let flags = segment.flags;
+        let retransmitted = flagged.has(EventKind::Retransmission)
+            || flagged.has(EventKind::FastRetransmission)
+            || flagged.has(EventKind::SpuriousRetransmission);
+        let marks = [
+            flags.syn() && !flags.ack(),
+            flags.syn() && flags.ack(),
+            flags.ack() && !flags.syn() && segment.payload_len == 0 && !flags.fin() && !flags.rst(),
+            segment.payload_len > 0,
+            flags.fin(),
+            flags.rst(),
+            retransmitted && segment.payload_len > 0,
+            flagged.has(EventKind::ZeroWindow),
+        ];
+        let seen = &mut self.history_seen[direction.index()];
+        for (&(bit, letter), _) in HISTORY_LETTERS.iter().zip(marks).filter(|(_, hit)| *hit) {
+            if *seen & bit == 0 {
+                *seen |= bit;
+                self.history.push(match direction {
+                    Direction::ClientToServer => letter.to_ascii_uppercase(),
+                    Direction::ServerToClient => letter,
+                });
+            }
+        }
+    }
+
+    fn track_close(&mut self, segment: &Segment, direction: Direction) {
+        let index = direction.index();
+        if segment.flags.fin() && self.fin_frame[index].is_none() {
+            self.fin_frame[index] = Some(segment.frame);
+        }
+        if segment.flags.rst() && self.rst_frame[index].is_none() {
+            self.rst_frame[index] = Some(segment.frame);
+        }
+    }
+
+    /// The report of this connection as it stands.
+    pub fn summary(&self) -> ConnectionSummary {
+        ConnectionSummary {
+            id: self.id,
+            client: self.client.to_string(),
+            server: self.server.to_string(),
+            roles_guessed: self.roles_guessed,
+            first_frame: self.first_frame,
+            last_frame: self.last_frame,
+            first_ns: self.first_ns,
+            last_ns: self.last_ns,
+            duration_ms: (self.last_ns - self.first_ns) as f64 / 1e6,
+            state: self.zeek_state(),
+            history: self.history.clone(),
+            close: self.close(),
+            handshake: self.handshake.clone(),
+            client_to_server: self.direction_summary(Direction::ClientToServer),
+            server_to_client: self.direction_summary(Direction::ServerToClient),
+        }
+    }
+
+    fn direction_summary(&self, direction: Direction) -> crate::summary::DirectionSummary {
+        let half = &self.halves[direction.index()];
+        let mut stats = half.stats.clone();
+        stats.rtt = half.rtt.stats();
+        stats.window_scale_known = half.scale != WindowScale::Unknown;
+        stats
+    }
+
+    fn close(&self) -> Close {
+        let first_of = |frames: [Option<u64>; 2]| match frames {
+            [Some(client), Some(server)] if server < client => Some(("server", server)),
+            [Some(client), _] => Some(("client", client)),
+            [None, Some(server)] => Some(("server", server)),
+            [None, None] => None,
+        };
+        let (by, how, frame) = match (first_of(self.rst_frame), first_of(self.fin_frame)) {
+            (Some((by, frame)), _) => (Some(by), "rst", Some(frame)),
+            (None, Some((by, frame))) => (Some(by), "fin", Some(frame)),
+            (None, None) => (None, "open", None),
+        };
+        Close { by, how, frame }
+    }
+
+    /// Zeek's conn_state, from what the capture shows of the handshake and close.
+    fn zeek_state(&self) -> &'static str {
+        let syn = self.handshake.syn_ns.is_some();
+        let syn_ack = self.handshake.syn_ack_ns.is_some();
+        let [client_rst, server_rst] = self.rst_frame.map(|frame| frame.is_some());
+        let [client_fin, server_fin] = self.fin_frame.map(|frame| frame.is_some());
+        let server_data = self.halves[1].stats.payload_bytes > 0;
+        match (syn, syn_ack) {
+            (false, false) => "OTH",
+            (true, false) if server_rst && !server_data => "REJ",
+            (true, false) if client_rst => "RSTOS0",
+            (true, false) if client_fin => "SH",
+            (true, false) if self.halves[1].stats.packets == 0 => "S0",
+            (true, false) => "OTH",
+            (false, true) if server_rst => "RSTRH",
+            (false, true) if server_fin => "SHR",
+            (false, true) => "OTH",
+            (true, true) => match (client_rst, server_rst, client_fin, server_fin) {
+                (true, _, _, _) if self.rst_first_from_client() => "RSTO",
+                (_, true, _, _) => "RSTR",
+                (true, _, _, _) => "RSTO",
+                (_, _, true, true) => "SF",
+                (_, _, true, false) => "S2",
+                (_, _, false, true) => "S3",
+                _ => "S1",
+            },
+        }
+    }
+
+    fn rst_first_from_client(&self) -> bool {
+        match self.rst_frame {
+            [Some(client), Some(server)] => client <= server,
+            [Some(_), None] => true,
+            _ => false,
+        }
+    }
+}
+
+fn track_rtt(fwd: &mut Half, rev: &mut Half, segment: &Segment, rel: Relative, flagged: Flagged) {
+    let resent = flagged.has(EventKind::Retransmission)
+        || flagged.has(EventKind::FastRetransmission)
+        || flagged.has(EventKind::SpuriousRetransmission);
+    if resent {
+        fwd.rtt.retransmitted();
+    } else if rel.len > 0 && !flagged.has(EventKind::OutOfOrder) {
+        fwd.rtt
+            .sent(rel.seq.wrapping_add(rel.len), segment.timestamp_ns);
+    }
+    if segment.flags.ack() {
+        rev.rtt.acked(rel.ack, segment.timestamp_ns);
+    }
+}
+
+fn syn_options(segment: &Segment) -> SynOptions {
+    SynOptions {
+        mss: segment.options.mss,
+        window_scale: segment.options.window_scale,
+        sack_permitted: segment.options.sack_permitted,
+        timestamps: segment.options.timestamps.is_some(),
+    }
+}
+
+/// Who is the client: the SYN sender; else the SYN-ACK receiver; else the
+/// side with the higher port (servers listen on the lower one), flagged as a guess.
+fn roles(first: &Segment) -> (Endpoint, Endpoint, bool) {
+    match (first.flags.syn(), first.flags.ack()) {
+        (true, false) => (first.src, first.dst, false),
+        (true, true) => (first.dst, first.src, false),
+        _ if first.src.port >= first.dst.port => (first.src, first.dst, true),
+        _ => (first.dst, first.src, true),
+    }
+}

@@ -1,0 +1,414 @@
+//! One direction of a connection: Wireshark's sequence analysis and the counters.
+//!
+//! The checks follow the order and conditions of Wireshark's
+//! `tcp_analyze_sequence_number`, on relative sequence numbers where 0 means
+//! "not known yet", so our flags agree with `tcp.analysis.*` frame for frame.
+
+use decode::{Flags, Segment};
+
+use crate::event::EventKind;
+use crate::rtt::RttTracker;
+use crate::seq;
+use crate::summary::DirectionSummary;
+
+/// Wireshark's fast-retransmission window after the last duplicate ACK.
+const FAST_RETRANSMISSION_WINDOW_NS: i64 = 20_000_000;
+/// Out-of-order threshold when the handshake RTT is unknown.
+const DEFAULT_OUT_OF_ORDER_NS: i64 = 3_000_000;
+
+/// What is known about a direction's window scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowScale {
+    /// No handshake seen: the raw window is used as it is.
+    Unknown,
+    /// The handshake shows no scaling.
+    None,
+    Shift(u8),
+}
+
+/// Analysis flags raised by one segment, as a small bit set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Flagged(u32);
+
+impl Flagged {
+    pub fn raise(&mut self, kind: EventKind) {
+        self.0 |= 1 << kind as u32;
+    }
+
+    pub fn has(self, kind: EventKind) -> bool {
+        self.0 & (1 << kind as u32) != 0
+    }
+
+    pub fn kinds(self) -> impl Iterator<Item = EventKind> {
+        ALL_KINDS.into_iter().filter(move |&kind| self.has(kind))
+    }
+}
+
+const ALL_KINDS: [EventKind; 16] = [
+    EventKind::ReusedPorts,
+    EventKind::SynRetransmission,
+    EventKind::ZeroWindowProbe,
+    EventKind::ZeroWindow,
+    EventKind::LostSegment,
+    EventKind::KeepAlive,
+    EventKind::WindowUpdate,
+    EventKind::WindowFull,
+    EventKind::KeepAliveAck,
+    EventKind::ZeroWindowProbeAck,
+    EventKind::DuplicateAck,
+    EventKind::AckLostSegment,
+    EventKind::FastRetransmission,
+    EventKind::OutOfOrder,
+    EventKind::SpuriousRetransmission,
+    EventKind::Retransmission,
+];
+
+/// Sequence-analysis state of one direction (Wireshark's `tcp_analyze_seq_info`).
+#[derive(Debug)]
+pub struct Half {
+    base_seq: Option<u32>,
+    /// Highest relative sequence sent plus one; 0 = unknown.
+    next_seq: u32,
+    next_seq_ns: i64,
+    /// Highest contiguous relative sequence sent; 0 = unknown.
+    max_seq_to_be_acked: u32,
+    last_ack: u32,
+    last_ack_ns: i64,
+    /// Last advertised window, scaled; None before the first segment.
+    window: Option<u64>,
+    pub scale: WindowScale,
+    dup_acks: u64,
+    last_flagged: Flagged,
+    bytes_in_flight_valid: bool,
+    last_packet_ns: Option<i64>,
+    window_sum: f64,
+    window_samples: u64,
+    pub rtt: RttTracker,
+    pub stats: DirectionSummary,
+}
+
+impl Default for Half {
+    fn default() -> Self {
+        Half {
+            base_seq: None,
+            next_seq: 0,
+            next_seq_ns: 0,
+            max_seq_to_be_acked: 0,
+            last_ack: 0,
+            last_ack_ns: 0,
+            window: None,
+            scale: WindowScale::Unknown,
+            dup_acks: 0,
+            last_flagged: Flagged::default(),
+            bytes_in_flight_valid: false,
+            last_packet_ns: None,
+            window_sum: 0.0,
+            window_samples: 0,
+            rtt: RttTracker::default(),
+            stats: DirectionSummary::default(),
+        }
+    }
+}
+
+/// The segment's figures in this direction's relative terms.
+#[derive(Debug, Clone, Copy)]
+pub struct Relative {
+    pub seq: u32,
+    pub ack: u32,
+    pub len: u32,
+    pub window: u64,
+}
+
+impl Half {
+    pub fn base_seq(&self) -> Option<u32> {
+        self.base_seq
+    }
+
+    /// Learns the ISN from a first segment (a SYN's own sequence; otherwise one before).
+    pub fn learn_base(&mut self, segment: &Segment) {
+        if self.base_seq.is_none() {
+            let offset = u32::from(!segment.flags.syn());
+            self.base_seq = Some(segment.seq.wrapping_sub(offset));
+        }
+    }
+
+    /// Learns the peer's ISN from an ACK when its own segments gave none.
+    pub fn learn_base_from_ack(&mut self, ack: u32) {
+        if self.base_seq.is_none() {
+            self.base_seq = Some(ack.wrapping_sub(1));
+        }
+    }
+
+    pub fn relative(&self, absolute: u32) -> u32 {
+        absolute.wrapping_sub(self.base_seq.unwrap_or(0))
+    }
+
+    /// The advertised window in bytes: SYNs are never scaled.
+    pub fn scaled_window(&self, segment: &Segment) -> u64 {
+        let raw = u64::from(segment.window);
+        match self.scale {
+            WindowScale::Shift(shift) if !segment.flags.syn() => raw << shift.min(14),
+            _ => raw,
+        }
+    }
+
+    pub fn duplicate_ack_run(&self) -> u64 {
+        self.dup_acks
+    }
+}
+
+/// Runs Wireshark's checks for a segment travelling `fwd`, against the reverse
+/// direction `rev`, and updates both. `first_rtt_ns` is the handshake RTT.
+pub fn analyze(
+    fwd: &mut Half,
+    rev: &mut Half,
+    segment: &Segment,
+    rel: Relative,
+    first_rtt_ns: Option<i64>,
+) -> Flagged {
+    let mut flagged = Flagged::default();
+    let flags = segment.flags;
+    let now = segment.timestamp_ns;
+    let syn_fin_rst = flags.has(Flags::SYN | Flags::FIN | Flags::RST);
+    if flags.ack() {
+        rev.bytes_in_flight_valid = true;
+    }
+    if !check_window_and_gaps(fwd, rev, segment, rel, &mut flagged) {
+        check_repeats(fwd, rev, rel, syn_fin_rst, &mut flagged);
+    }
+    if !flagged.has(EventKind::DuplicateAck) {
+        fwd.dup_acks = 0;
+    }
+    if rev.max_seq_to_be_acked != 0 && seq::after(rel.ack, rev.max_seq_to_be_acked) && flags.ack() {
+        flagged.raise(EventKind::AckLostSegment);
+        rev.max_seq_to_be_acked = rev.next_seq;
+    }
+    let occupies_sequence = rel.len > 0 || flags.has(Flags::SYN | Flags::FIN);
+    if occupies_sequence && fwd.next_seq != 0 && seq::before(rel.seq, fwd.next_seq) {
+        classify_resend(fwd, rev, segment, rel, first_rtt_ns, &mut flagged);
+    }
+    advance(fwd, segment, rel, flagged);
+    fwd.window = Some(rel.window);
+    fwd.last_ack = rel.ack;
+    fwd.last_ack_ns = now;
+    fwd.last_flagged = flagged;
+    flagged
+}
+
+/// Zero-window probe, zero window, lost segment, keep-alive, window update
+/// and window full. Returns true when a zero-window probe ends the checks.
+fn check_window_and_gaps(
+    fwd: &mut Half,
+    rev: &Half,
+    segment: &Segment,
+    rel: Relative,
+    flagged: &mut Flagged,
+) -> bool {
+    let flags = segment.flags;
+    let syn_fin_rst = flags.has(Flags::SYN | Flags::FIN | Flags::RST);
+    if rel.len == 1 && rel.seq == fwd.next_seq && rev.window == Some(0) {
+        flagged.raise(EventKind::ZeroWindowProbe);
+        return true;
+    }
+    if rel.window == 0 && !syn_fin_rst {
+        flagged.raise(EventKind::ZeroWindow);
+    }
+    if fwd.next_seq != 0 && seq::after(rel.seq, fwd.next_seq) && !flags.rst() {
+        flagged.raise(EventKind::LostSegment);
+        fwd.bytes_in_flight_valid = false;
+    }
+    if rel.len <= 1 && rel.seq == fwd.next_seq.wrapping_sub(1) && !syn_fin_rst {
+        flagged.raise(EventKind::KeepAlive);
+    }
+    let repeats_position = rel.seq == fwd.next_seq && rel.ack == fwd.last_ack;
+    if rel.len == 0
+        && rel.window != 0
+        && Some(rel.window) != fwd.window
+        && repeats_position
+        && !syn_fin_rst
+    {
+        flagged.raise(EventKind::WindowUpdate);
+    }
+    if rel.len > 0 && rev.scale != WindowScale::Unknown && !syn_fin_rst {
+        let edge = u64::from(rev.last_ack) + rev.window.unwrap_or(u64::MAX >> 1);
+        if u64::from(rel.seq) + u64::from(rel.len) == edge {
+            flagged.raise(EventKind::WindowFull);
+        }
+    }
+    false
+}
+
+/// Keep-alive ACK, zero-window-probe ACK and duplicate ACK: a bare segment
+/// repeating the previous one.
+fn check_repeats(
+    fwd: &mut Half,
+    rev: &Half,
+    rel: Relative,
+    syn_fin_rst: bool,
+    flagged: &mut Flagged,
+) {
+    if rel.len != 0 || syn_fin_rst || rel.seq != fwd.next_seq {
+        return;
+    }
+    let same_window = Some(rel.window) == fwd.window;
+    let same_ack = rel.ack == fwd.last_ack;
+    if rel.window != 0 && same_window && same_ack && rev.last_flagged.has(EventKind::KeepAlive) {
+        flagged.raise(EventKind::KeepAliveAck);
+        return;
+    }
+    let probe_acked = same_ack || rel.ack == fwd.last_ack.wrapping_add(1);
+    if rel.window == 0
+        && same_window
+        && probe_acked
+        && rev.last_flagged.has(EventKind::ZeroWindowProbe)
+    {
+        flagged.raise(EventKind::ZeroWindowProbeAck);
+        return;
+    }
+    if rel.window != 0 && same_window && same_ack {
+        fwd.dup_acks += 1;
+        flagged.raise(EventKind::DuplicateAck);
+    }
+}
+
+/// A segment below the highest sequence sent: fast retransmission,
+/// out-of-order, spurious retransmission or plain retransmission.
+fn classify_resend(
+    fwd: &Half,
+    rev: &Half,
+    segment: &Segment,
+    rel: Relative,
+    first_rtt_ns: Option<i64>,
+    flagged: &mut Flagged,
+) {
+    if flagged.has(EventKind::KeepAlive) {
+        return;
+    }
+    let now = segment.timestamp_ns;
+    if rev.dup_acks >= 2
+        && rev.last_ack == rel.seq
+        && now - rev.last_ack_ns < FAST_RETRANSMISSION_WINDOW_NS
+    {
+        flagged.raise(EventKind::FastRetransmission);
+        return;
+    }
+    let threshold = first_rtt_ns
+        .filter(|&rtt| rtt > 0)
+        .unwrap_or(DEFAULT_OUT_OF_ORDER_NS);
+    if now - fwd.next_seq_ns < threshold && fwd.next_seq != rel.seq.wrapping_add(rel.len) {
+        flagged.raise(EventKind::OutOfOrder);
+        return;
+    }
+    if rel.len > 0
+        && rev.last_ack != 0
+        && seq::at_or_before(rel.seq.wrapping_add(rel.len), rev.last_ack)
+    {
+        flagged.raise(EventKind::SpuriousRetransmission);
+        return;
+    }
+    flagged.raise(EventKind::Retransmission);
+}
+
+/// Moves the highest-sequence marks forward after the checks.
+fn advance(fwd: &mut Half, segment: &Segment, rel: Relative, flagged: Flagged) {
+    let flags = segment.flags;
+    let mut next = rel.seq.wrapping_add(rel.len);
+    if flags.has(Flags::SYN | Flags::FIN) {
+        next = next.wrapping_add(1);
+    }
+    let probe = flagged.has(EventKind::ZeroWindowProbe);
+    if (fwd.next_seq == 0 || seq::after(next, fwd.next_seq)) && !probe {
+        fwd.next_seq = next;
+        fwd.next_seq_ns = segment.timestamp_ns;
+    }
+    if (fwd.max_seq_to_be_acked == 0 || rel.seq == fwd.max_seq_to_be_acked) && !probe {
+        fwd.max_seq_to_be_acked = fwd.next_seq;
+    }
+}
+
+/// Counts what the segment adds to this direction's figures.
+pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagged: Flagged) {
+    let stats = &mut fwd.stats;
+    stats.packets += 1;
+    stats.wire_bytes += u64::from(segment.wire_len);
+    stats.payload_bytes += u64::from(rel.len);
+    let retransmitted = [
+        EventKind::Retransmission,
+        EventKind::FastRetransmission,
+        EventKind::SpuriousRetransmission,
+    ]
+    .iter()
+    .any(|&kind| flagged.has(kind));
+    if !retransmitted && !flagged.has(EventKind::OutOfOrder) {
+        stats.unique_payload_bytes += u64::from(rel.len);
+    }
+    let retransmissions = &mut stats.retransmissions;
+    retransmissions.total += u64::from(retransmitted);
+    retransmissions.fast += u64::from(flagged.has(EventKind::FastRetransmission));
+    retransmissions.spurious += u64::from(flagged.has(EventKind::SpuriousRetransmission));
+    retransmissions.timeout += u64::from(flagged.has(EventKind::Retransmission));
+    stats.out_of_order += u64::from(flagged.has(EventKind::OutOfOrder));
+    stats.lost_segments += u64::from(flagged.has(EventKind::LostSegment));
+    stats.ack_lost_segments += u64::from(flagged.has(EventKind::AckLostSegment));
+    stats.duplicate_acks += u64::from(flagged.has(EventKind::DuplicateAck));
+    stats.zero_windows += u64::from(flagged.has(EventKind::ZeroWindow));
+    stats.zero_window_probes += u64::from(flagged.has(EventKind::ZeroWindowProbe));
+    stats.window_full += u64::from(flagged.has(EventKind::WindowFull));
+    stats.window_updates += u64::from(flagged.has(EventKind::WindowUpdate));
+    stats.keep_alives += u64::from(flagged.has(EventKind::KeepAlive));
+    count_sack(stats, segment);
+    count_window(fwd, segment, rel);
+    count_in_flight(fwd, rev, rel);
+    count_idle(fwd, segment.timestamp_ns);
+}
+
+fn count_sack(stats: &mut DirectionSummary, segment: &Segment) {
+    let blocks = segment.options.sack.as_slice();
+    if blocks.is_empty() {
+        return;
+    }
+    stats.sack_acks += 1;
+    // RFC 2883: a first block below the cumulative ACK, or inside the second block, is a D-SACK.
+    let (left, right) = blocks[0];
+    let below_ack = seq::at_or_before(right, segment.ack);
+    let inside_next = blocks.get(1).is_some_and(|&(next_left, next_right)| {
+        seq::at_or_before(next_left, left) && seq::at_or_before(right, next_right)
+    });
+    if below_ack || inside_next {
+        stats.dsacks += 1;
+    }
+}
+
+fn count_window(fwd: &mut Half, segment: &Segment, rel: Relative) {
+    if segment.flags.rst() {
+        return;
+    }
+    let window = &mut fwd.stats.window;
+    if fwd.window_samples == 0 || rel.window < window.min {
+        window.min = rel.window;
+    }
+    window.max = window.max.max(rel.window);
+    fwd.window_sum += rel.window as f64;
+    fwd.window_samples += 1;
+    window.mean = fwd.window_sum / fwd.window_samples as f64;
+}
+
+fn count_in_flight(fwd: &mut Half, rev: &Half, rel: Relative) {
+    if rel.len == 0 || !fwd.bytes_in_flight_valid {
+        return;
+    }
+    let in_flight = u64::from(fwd.next_seq.wrapping_sub(rev.last_ack));
+    if in_flight < u64::from(u32::MAX / 2) {
+        fwd.stats.max_bytes_in_flight = fwd.stats.max_bytes_in_flight.max(in_flight);
+    }
+}
+
+fn count_idle(fwd: &mut Half, now: i64) {
+    if let Some(previous) = fwd.last_packet_ns {
+        let idle_ms = (now - previous) as f64 / 1e6;
+        if idle_ms > fwd.stats.max_idle_ms {
+            fwd.stats.max_idle_ms = idle_ms;
+        }
+    }
+    fwd.last_packet_ns = Some(now);
+}

@@ -1,0 +1,110 @@
+//! Analysis events: one per flagged segment, in Wireshark's `tcp.analysis.*` words.
+
+use serde::Serialize;
+
+/// Which way a segment travels within its connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// From the client (the SYN sender) to the server.
+    ClientToServer,
+    ServerToClient,
+}
+
+impl Direction {
+    pub fn index(self) -> usize {
+        match self {
+            Direction::ClientToServer => 0,
+            Direction::ServerToClient => 1,
+        }
+    }
+
+    pub fn reverse(self) -> Direction {
+        match self {
+            Direction::ClientToServer => Direction::ServerToClient,
+            Direction::ServerToClient => Direction::ClientToServer,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::ClientToServer => "client_to_server",
+            Direction::ServerToClient => "server_to_client",
+        }
+    }
+}
+
+/// The kind of an analysis event. Names match Wireshark's `tcp.analysis.*`
+/// fields; where our meaning differs, the variant says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// Data (or SYN/FIN) sent again, not prompted by duplicate ACKs.
+    Retransmission,
+    /// A retransmission within 20 ms of the second duplicate ACK asking for it.
+    FastRetransmission,
+    /// A retransmission of data the receiver had already acknowledged.
+    SpuriousRetransmission,
+    /// Sent below the highest sequence seen, soon after it: reordered, not resent.
+    OutOfOrder,
+    /// "Previous segment not captured": a gap in the sequence at the capture point.
+    LostSegment,
+    /// "ACKed unseen segment": the peer acknowledged data the capture never saw.
+    AckLostSegment,
+    DuplicateAck,
+    ZeroWindow,
+    ZeroWindowProbe,
+    ZeroWindowProbeAck,
+    /// The segment fills the receiver's advertised window exactly.
+    WindowFull,
+    WindowUpdate,
+    KeepAlive,
+    KeepAliveAck,
+    /// A new SYN on a 4-tuple whose previous connection is over.
+    ReusedPorts,
+    /// A SYN or SYN-ACK sent again: its time is the retry interval.
+    SynRetransmission,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Retransmission => "retransmission",
+            EventKind::FastRetransmission => "fast_retransmission",
+            EventKind::SpuriousRetransmission => "spurious_retransmission",
+            EventKind::OutOfOrder => "out_of_order",
+            EventKind::LostSegment => "lost_segment",
+            EventKind::AckLostSegment => "ack_lost_segment",
+            EventKind::DuplicateAck => "duplicate_ack",
+            EventKind::ZeroWindow => "zero_window",
+            EventKind::ZeroWindowProbe => "zero_window_probe",
+            EventKind::ZeroWindowProbeAck => "zero_window_probe_ack",
+            EventKind::WindowFull => "window_full",
+            EventKind::WindowUpdate => "window_update",
+            EventKind::KeepAlive => "keep_alive",
+            EventKind::KeepAliveAck => "keep_alive_ack",
+            EventKind::ReusedPorts => "reused_ports",
+            EventKind::SynRetransmission => "syn_retransmission",
+        }
+    }
+}
+
+/// One flagged segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Event {
+    pub frame: u64,
+    pub timestamp_ns: i64,
+    pub connection: u64,
+    pub direction: Direction,
+    pub kind: EventKind,
+    /// Relative sequence number of the segment (0 = the ISN).
+    pub seq: u32,
+    /// Relative acknowledgement number.
+    pub ack: u32,
+    pub len: u32,
+    /// Advertised window after scaling, in bytes.
+    pub window: u64,
+    /// Kind-specific figure: for `duplicate_ack`, its number in the run of
+    /// duplicates (Wireshark's `tcp.analysis.duplicate_ack_num`); 0 otherwise.
+    pub value: u64,
+}

@@ -1,0 +1,23 @@
+//! Segments in, connections and analysis events out.
+//!
+//! The [`Tracker`] follows every TCP connection in a capture: it splits a
+//! reused 4-tuple into instances, keeps per-direction sequence state, raises
+//! Wireshark's `tcp.analysis.*` events, measures RTT, and hands back a
+//! [`ConnectionSummary`] per connection. State is per live connection; closed
+//! connections are summarized and their state dropped. Request/response
+//! transactions are the next stage's job, not this one's.
+
+mod connection;
+mod direction;
+mod event;
+mod rtt;
+mod seq;
+mod summary;
+mod tracker;
+
+pub use event::{Direction, Event, EventKind};
+pub use summary::{
+    Close, ConnectionSummary, DirectionSummary, Handshake, Retransmissions, RttStats, SynOptions,
+    WindowStats,
+};
+pub use tracker::Tracker;

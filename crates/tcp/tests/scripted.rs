@@ -1,0 +1,229 @@
+//! The tracker on scripted exchanges whose right answer is known by construction.
+
+use capture::Frame;
+use synth::{Conversation, Side, Trace};
+use tcp::{ConnectionSummary, Event, EventKind, Tracker};
+
+fn run(trace: &Trace) -> (Vec<ConnectionSummary>, Vec<Event>) {
+    let mut tracker = Tracker::new();
+    let mut events = Vec::new();
+    for (index, (timestamp_ns, data)) in trace.frames().enumerate() {
+        let frame = Frame {
+            number: index as u64 + 1,
+            timestamp_ns,
+            link_type: trace.link_type(),
+            data,
+            original_len: data.len() as u32,
+            source: 0,
+        };
+        tracker.process(&decode::decode(&frame).expect("scripted frames are TCP"));
+        events.extend(tracker.drain_events());
+    }
+    (tracker.finish(), events)
+}
+
+fn kinds_at(events: &[Event], frame: u64) -> Vec<EventKind> {
+    events
+        .iter()
+        .filter(|e| e.frame == frame)
+        .map(|e| e.kind)
+        .collect()
+}
+
+#[test]
+fn a_clean_exchange_is_sf_with_handshake_rtts_and_no_events() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 10.0);
+    conn.send(&mut trace, Side::Client, 11.0, 100);
+    conn.ack(&mut trace, Side::Server, 16.0);
+    conn.send(&mut trace, Side::Server, 30.0, 1000);
+    conn.ack(&mut trace, Side::Client, 35.0);
+    conn.fin(&mut trace, Side::Client, 40.0);
+    conn.fin(&mut trace, Side::Server, 41.0);
+    conn.ack(&mut trace, Side::Client, 42.0);
+    let (connections, events) = run(&trace);
+    assert_eq!(events, vec![]);
+    let c = &connections[0];
+    assert_eq!((c.state, c.history.as_str()), ("SF", "ShADadFf"));
+    assert_eq!(c.client, "10.0.0.1:40000");
+    assert_eq!(c.handshake.rtt_to_server_ms, Some(5.0));
+    assert_eq!(c.handshake.rtt_to_client_ms, Some(5.0));
+    assert_eq!(c.close.by, Some("client"));
+    assert_eq!(c.client_to_server.payload_bytes, 100);
+    assert_eq!(c.server_to_client.rtt.median_ms, Some(5.0));
+    assert_eq!(c.client_to_server.rtt.median_ms, Some(5.0));
+    // Window scale 7 from both SYNs: 64000 << 7.
+    assert_eq!(c.server_to_client.window.max, 64_000 << 7);
+}
+
+#[test]
+fn a_gap_then_dup_acks_then_the_resend_are_lost_dup_and_fast_retransmission() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 10.0);
+    conn.send(&mut trace, Side::Server, 20.0, 1000); // frame 4
+    let lost = conn.lose(Side::Server, 1000);
+    conn.send(&mut trace, Side::Server, 20.1, 1000); // 5: previous segment not captured
+    let acked = conn.next_seq(Side::Server);
+    conn.ack_with_sack(
+        &mut trace,
+        Side::Client,
+        25.0,
+        lost,
+        &[(lost + 1000, acked)],
+    ); // 6
+    conn.send(&mut trace, Side::Server, 25.1, 1000); // 7
+    conn.ack_with_sack(
+        &mut trace,
+        Side::Client,
+        30.0,
+        lost,
+        &[(lost + 1000, acked + 1000)],
+    ); // 8: dup 1
+    conn.ack_with_sack(
+        &mut trace,
+        Side::Client,
+        30.1,
+        lost,
+        &[(lost + 1000, acked + 1000)],
+    ); // 9: dup 2
+    conn.send_at(&mut trace, Side::Server, 31.0, lost, 1000); // 10: fast retransmission
+    let (connections, events) = run(&trace);
+    assert_eq!(kinds_at(&events, 5), vec![EventKind::LostSegment]);
+    assert_eq!(kinds_at(&events, 8), vec![EventKind::DuplicateAck]);
+    assert_eq!(kinds_at(&events, 9), vec![EventKind::DuplicateAck]);
+    assert_eq!(kinds_at(&events, 10), vec![EventKind::FastRetransmission]);
+    let s2c = &connections[0].server_to_client;
+    assert_eq!((s2c.lost_segments, s2c.retransmissions.fast), (1, 1));
+    assert_eq!(connections[0].client_to_server.duplicate_acks, 2);
+    assert_eq!(connections[0].client_to_server.sack_acks, 3);
+}
+
+#[test]
+fn a_late_resend_is_a_retransmission_and_an_acked_one_is_spurious() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 10.0);
+    let first = conn.send(&mut trace, Side::Client, 20.0, 500); // 4
+    conn.send_at(&mut trace, Side::Client, 240.0, first, 500); // 5: RTO
+    conn.ack(&mut trace, Side::Server, 250.0); // 6
+    conn.send_at(&mut trace, Side::Client, 500.0, first, 500); // 7: already acked
+    let (connections, events) = run(&trace);
+    assert_eq!(kinds_at(&events, 5), vec![EventKind::Retransmission]);
+    assert_eq!(
+        kinds_at(&events, 7),
+        vec![EventKind::SpuriousRetransmission]
+    );
+    let retransmissions = connections[0].client_to_server.retransmissions;
+    assert_eq!(
+        (
+            retransmissions.total,
+            retransmissions.timeout,
+            retransmissions.spurious
+        ),
+        (2, 1, 1)
+    );
+    assert_eq!(connections[0].history, "ShADTa");
+}
+
+#[test]
+fn zero_window_probe_and_its_ack_and_the_window_update() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 10.0);
+    conn.send(&mut trace, Side::Client, 20.0, 1000); // 4
+    conn.set_window(Side::Server, 0);
+    conn.ack(&mut trace, Side::Server, 25.0); // 5: zero window
+    conn.send(&mut trace, Side::Client, 300.0, 1); // 6: probe
+    conn.lose(Side::Client, 0);
+    let mut probe_ack = conn.packet(Side::Server, synth::Packet::ACK);
+    probe_ack.ack = conn.next_seq(Side::Client) - 1;
+    trace.push(305.0, &probe_ack); // 7: probe ACK, still zero
+    conn.set_window(Side::Server, 500);
+    let mut update = conn.packet(Side::Server, synth::Packet::ACK);
+    update.ack = conn.next_seq(Side::Client) - 1;
+    trace.push(400.0, &update); // 8: window update
+    let (connections, events) = run(&trace);
+    assert_eq!(kinds_at(&events, 5), vec![EventKind::ZeroWindow]);
+    assert_eq!(kinds_at(&events, 6), vec![EventKind::ZeroWindowProbe]);
+    assert_eq!(
+        kinds_at(&events, 7),
+        vec![EventKind::ZeroWindow, EventKind::ZeroWindowProbeAck]
+    );
+    assert_eq!(kinds_at(&events, 8), vec![EventKind::WindowUpdate]);
+    assert_eq!(connections[0].server_to_client.zero_windows, 2);
+}
+
+#[test]
+fn syn_retries_are_timed_and_an_unanswered_connection_is_s0() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.syn(&mut trace, Side::Client, 0.0, vec![]);
+    for at in [1000.0, 3000.0, 7000.0] {
+        conn.set_seq(Side::Client, 1000);
+        conn.syn(&mut trace, Side::Client, at, vec![]);
+    }
+    let (connections, events) = run(&trace);
+    assert_eq!(connections.len(), 1);
+    let c = &connections[0];
+    assert_eq!(c.state, "S0");
+    let retries: Vec<i64> = c
+        .handshake
+        .syn_retries_ns
+        .iter()
+        .map(|t| (t - c.first_ns) / 1_000_000)
+        .collect();
+    assert_eq!(retries, vec![1000, 3000, 7000]);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.kind == EventKind::SynRetransmission)
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn a_new_syn_after_close_is_a_new_connection_on_the_same_ports() {
+    let mut trace = Trace::ethernet();
+    let mut first = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    first.handshake(&mut trace, 0.0, 1.0);
+    first.rst(&mut trace, Side::Client, 5.0);
+    let mut second = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    second.set_seq(Side::Client, 900_000);
+    second.handshake(&mut trace, 10.0, 1.0);
+    let (connections, events) = run(&trace);
+    assert_eq!(connections.len(), 2);
+    assert_eq!(connections[0].state, "RSTO");
+    assert_eq!(connections[1].first_frame, 5);
+    assert_eq!(kinds_at(&events, 5), vec![EventKind::ReusedPorts]);
+}
+
+#[test]
+fn midstream_one_direction_across_the_sequence_wrap_guesses_roles() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:443");
+    conn.set_seq(Side::Server, u32::MAX - 1500);
+    for i in 0..4 {
+        conn.send(&mut trace, Side::Server, f64::from(i), 1000);
+    }
+    let (connections, events) = run(&trace);
+    assert_eq!(events, vec![]);
+    let c = &connections[0];
+    assert!(c.roles_guessed);
+    assert_eq!((c.state, c.server.as_str()), ("OTH", "10.0.0.2:443"));
+    assert_eq!(c.server_to_client.unique_payload_bytes, 4000);
+}
+
+#[test]
+fn timestamps_that_go_backwards_do_not_break_durations() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 100.0, 10.0);
+    conn.send(&mut trace, Side::Client, 50.0, 10);
+    let (connections, _) = run(&trace);
+    assert!(connections[0].duration_ms >= 0.0);
+    // The SYN-to-ACK gap counts; the jump back in time does not.
+    assert_eq!(connections[0].client_to_server.max_idle_ms, 10.0);
+}
