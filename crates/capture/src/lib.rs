@@ -42,3 +42,235 @@ impl fmt::Display for CaptureError {
 }
 
 impl std::error::Error for CaptureError {}
+
+mod buffer;
+mod merge;
+mod pcap;
+mod pcapng;
+
+pub use merge::MergedReader;
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use buffer::StreamBuffer;
+use pcap::Pcap;
+use pcapng::Pcapng;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// A record located in the buffer but not yet handed out.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    data_at: usize,
+    data_len: usize,
+    /// Bytes to consume once the frame is handed out.
+    record_len: usize,
+    timestamp_ns: i64,
+    link_type: u32,
+    original_len: u32,
+}
+
+/// A format error before the file name is attached.
+#[derive(Debug)]
+struct ReadError {
+    offset: Option<u64>,
+    reason: String,
+}
+
+impl ReadError {
+    fn at(offset: u64, reason: impl Into<String>) -> Self {
+        ReadError {
+            offset: Some(offset),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl From<io::Error> for ReadError {
+    fn from(error: io::Error) -> Self {
+        ReadError {
+            offset: None,
+            reason: error.to_string(),
+        }
+    }
+}
+
+enum Format {
+    Pcap(Pcap),
+    Pcapng(Pcapng),
+}
+
+/// Counts bytes taken from the underlying file, for progress on compressed input.
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        self.count.fetch_add(read as u64, Ordering::Relaxed);
+        Ok(read)
+    }
+}
+
+/// Reads one capture file frame by frame.
+pub struct CaptureReader {
+    path: String,
+    buffer: StreamBuffer,
+    format: Format,
+    pending: Option<Pending>,
+    /// The record handed out last; consumed when the next is located.
+    handed_out_len: usize,
+    frames_read: u64,
+    file_bytes_read: Arc<AtomicU64>,
+    total_bytes: Option<u64>,
+}
+
+/// Opens one capture; `-` is standard input. Compression and format are detected by magic.
+pub fn open(path: &str) -> Result<CaptureReader, CaptureError> {
+    let failed = |error: io::Error| CaptureError {
+        path: path.to_string(),
+        offset: 0,
+        frames_read: 0,
+        reason: error.to_string(),
+    };
+    if path == "-" {
+        return CaptureReader::from_reader(path, io::stdin(), None);
+    }
+    let file = File::open(path).map_err(failed)?;
+    let total = file.metadata().map_err(failed)?.len();
+    CaptureReader::from_reader(path, file, Some(total))
+}
+
+impl CaptureReader {
+    /// Reads a capture from any byte stream; `name` is used in errors.
+    pub fn from_reader(
+        name: &str,
+        reader: impl Read + Send + 'static,
+        total_bytes: Option<u64>,
+    ) -> Result<CaptureReader, CaptureError> {
+        let count = Arc::new(AtomicU64::new(0));
+        let counting = Counting {
+            inner: reader,
+            count: Arc::clone(&count),
+        };
+        let mut reader = CaptureReader {
+            path: name.to_string(),
+            buffer: StreamBuffer::new(Box::new(counting)),
+            format: Format::Pcapng(Pcapng::new()),
+            pending: None,
+            handed_out_len: 0,
+            frames_read: 0,
+            file_bytes_read: count,
+            total_bytes,
+        };
+        reader.detect().map_err(|error| reader.error(error))?;
+        Ok(reader)
+    }
+
+    fn detect(&mut self) -> Result<(), ReadError> {
+        self.buffer.fill(4)?;
+        let head = self.buffer.available();
+        if head.starts_with(&GZIP_MAGIC) || head.starts_with(&ZSTD_MAGIC) {
+            self.decompress()?;
+        }
+        self.buffer.fill(4)?;
+        let head = self.buffer.available();
+        let magic: [u8; 4] = head
+            .get(..4)
+            .and_then(|m| m.try_into().ok())
+            .ok_or_else(|| ReadError::at(0, "not a pcap or pcapng file (too short)"))?;
+        self.format = match magic {
+            pcapng::SECTION_HEADER => Format::Pcapng(Pcapng::new()),
+            m if [pcap::MAGIC_MICROS, pcap::MAGIC_NANOS].contains(&m)
+                || [pcap::MAGIC_MICROS, pcap::MAGIC_NANOS].contains(&pcap::reversed(m)) =>
+            {
+                Format::Pcap(Pcap::open(&mut self.buffer)?)
+            }
+            _ => return Err(ReadError::at(0, "not a pcap or pcapng file")),
+        };
+        Ok(())
+    }
+
+    /// Replaces the buffer with one reading through a decompressor.
+    fn decompress(&mut self) -> Result<(), ReadError> {
+        let compressed =
+            std::mem::replace(&mut self.buffer, StreamBuffer::new(Box::new(io::empty())));
+        let is_gzip = compressed.available().starts_with(&GZIP_MAGIC);
+        let source: Box<dyn Read + Send> = if is_gzip {
+            Box::new(flate2::read::MultiGzDecoder::new(compressed))
+        } else {
+            Box::new(zstd::stream::read::Decoder::with_buffer(
+                io::BufReader::new(compressed),
+            )?)
+        };
+        self.buffer = StreamBuffer::new(source);
+        Ok(())
+    }
+
+    fn error(&self, error: ReadError) -> CaptureError {
+        CaptureError {
+            path: self.path.clone(),
+            offset: error.offset.unwrap_or(self.buffer.offset()),
+            frames_read: self.frames_read,
+            reason: error.reason,
+        }
+    }
+
+    /// Locates the next record without handing it out; None at the end.
+    fn peek(&mut self) -> Result<Option<Pending>, CaptureError> {
+        if self.pending.is_none() {
+            self.buffer
+                .consume(std::mem::take(&mut self.handed_out_len));
+            let next = match &mut self.format {
+                Format::Pcap(pcap) => pcap.next(&mut self.buffer),
+                Format::Pcapng(pcapng) => pcapng.next(&mut self.buffer),
+            };
+            self.pending = next.map_err(|error| {
+                let mut error = self.error(error);
+                error.reason = format!("{} (frame {})", error.reason, self.frames_read + 1);
+                error
+            })?;
+        }
+        Ok(self.pending)
+    }
+
+    /// Timestamp of the next frame, without consuming it.
+    pub fn peek_timestamp(&mut self) -> Result<Option<i64>, CaptureError> {
+        Ok(self.peek()?.map(|pending| pending.timestamp_ns))
+    }
+
+    /// The next frame, or None at a clean end of file. The frame borrows a
+    /// buffer that the next call reuses.
+    pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+        let Some(pending) = self.peek()? else {
+            return Ok(None);
+        };
+        self.pending = None;
+        self.frames_read += 1;
+        self.handed_out_len = pending.record_len;
+        let frame = Frame {
+            number: self.frames_read,
+            timestamp_ns: pending.timestamp_ns,
+            link_type: pending.link_type,
+            data: self.buffer.slice(pending.data_at, pending.data_len),
+            original_len: pending.original_len,
+            source: 0,
+        };
+        Ok(Some(frame))
+    }
+
+    /// Bytes taken from the file so far (compressed bytes for compressed input).
+    pub fn bytes_read(&self) -> u64 {
+        self.file_bytes_read.load(Ordering::Relaxed)
+    }
+
+    pub fn total_bytes(&self) -> Option<u64> {
+        self.total_bytes
+    }
+}

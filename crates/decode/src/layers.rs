@@ -53,7 +53,8 @@ const MAX_TUNNEL_DEPTH: u8 = 4;
 /// Decodes one frame into a TCP segment, or says why it holds none.
 pub fn decode(frame: &Frame) -> Result<Segment, Skip> {
     let network = link_payload(frame.link_type, frame.data)?;
-    let mut segment = network_layer(network, 0)?;
+    let uncaptured = (frame.original_len as usize).saturating_sub(frame.data.len());
+    let mut segment = network_layer(network, uncaptured, 0)?;
     segment.frame = frame.number;
     segment.timestamp_ns = frame.timestamp_ns;
     segment.wire_len = frame.original_len;
@@ -151,11 +152,13 @@ struct Transport<'a> {
     claimed_len: usize,
 }
 
-fn network_layer(network: Network, depth: u8) -> Result<Segment, Skip> {
+/// `uncaptured` is how many bytes of the frame the snaplen cut off: an IP
+/// length beyond what the frame held on the wire is not believed.
+fn network_layer(network: Network, uncaptured: usize, depth: u8) -> Result<Segment, Skip> {
     if depth > MAX_TUNNEL_DEPTH {
         return Err(Skip::NotTcp);
     }
-    let transport = match network {
+    let mut transport = match network {
         Network::Ipv4(bytes) => ipv4(bytes)?,
         Network::Ipv6(bytes) => ipv6(bytes)?,
         Network::Guess(bytes) => match bytes.first().map(|b| b >> 4) {
@@ -165,12 +168,15 @@ fn network_layer(network: Network, depth: u8) -> Result<Segment, Skip> {
             None => return Err(Skip::Truncated),
         },
     };
+    transport.claimed_len = transport
+        .claimed_len
+        .min(transport.bytes.len() + uncaptured);
     match transport.protocol {
         ip_protocol::TCP => tcp(&transport),
-        ip_protocol::UDP => udp_tunnel(transport.bytes, depth),
-        ip_protocol::GRE => gre(transport.bytes, depth),
-        ip_protocol::IPIP => network_layer(Network::Ipv4(transport.bytes), depth + 1),
-        ip_protocol::IPV6 => network_layer(Network::Ipv6(transport.bytes), depth + 1),
+        ip_protocol::UDP => udp_tunnel(transport.bytes, uncaptured, depth),
+        ip_protocol::GRE => gre(transport.bytes, uncaptured, depth),
+        ip_protocol::IPIP => network_layer(Network::Ipv4(transport.bytes), uncaptured, depth + 1),
+        ip_protocol::IPV6 => network_layer(Network::Ipv6(transport.bytes), uncaptured, depth + 1),
         _ => Err(Skip::NotTcp),
     }
 }
@@ -209,24 +215,24 @@ fn ipv6(bytes: &[u8]) -> Result<Transport<'_>, Skip> {
     })
 }
 
-fn udp_tunnel(bytes: &[u8], depth: u8) -> Result<Segment, Skip> {
+fn udp_tunnel(bytes: &[u8], uncaptured: usize, depth: u8) -> Result<Segment, Skip> {
     let dst_port = be16(bytes, udp_field::DST_PORT).ok_or(Skip::Truncated)?;
     let payload = &bytes[udp_field::HEADER_LEN.min(bytes.len())..];
     match dst_port {
         tunnel_port::VXLAN => {
             let inner = payload.get(VXLAN_HEADER_LEN..).ok_or(Skip::Truncated)?;
-            network_layer(ethernet(inner)?, depth + 1)
+            network_layer(ethernet(inner)?, uncaptured, depth + 1)
         }
-        tunnel_port::GENEVE => geneve(payload, depth),
+        tunnel_port::GENEVE => geneve(payload, uncaptured, depth),
         _ => Err(Skip::NotTcp),
     }
 }
 
-fn geneve(bytes: &[u8], depth: u8) -> Result<Segment, Skip> {
+fn geneve(bytes: &[u8], uncaptured: usize, depth: u8) -> Result<Segment, Skip> {
     let options_len = usize::from(bytes.first().ok_or(Skip::Truncated)? & 0x3f) * 4;
     let protocol = be16(bytes, 2);
     let inner = bytes.get(GENEVE_HEADER_LEN + options_len..);
-    network_layer(by_ethertype(protocol, inner)?, depth + 1)
+    network_layer(by_ethertype(protocol, inner)?, uncaptured, depth + 1)
 }
 
 mod gre_flag {
@@ -235,7 +241,7 @@ mod gre_flag {
     pub const SEQUENCE: u16 = 0x1000;
 }
 
-fn gre(bytes: &[u8], depth: u8) -> Result<Segment, Skip> {
+fn gre(bytes: &[u8], uncaptured: usize, depth: u8) -> Result<Segment, Skip> {
     let flags = be16(bytes, 0).ok_or(Skip::Truncated)?;
     let protocol = be16(bytes, 2);
     let optional_words = [gre_flag::CHECKSUM, gre_flag::KEY, gre_flag::SEQUENCE]
@@ -245,9 +251,13 @@ fn gre(bytes: &[u8], depth: u8) -> Result<Segment, Skip> {
     let mut inner = bytes.get(4 + 4 * optional_words..);
     if protocol == Some(ethertype::ERSPAN_TYPE2) {
         inner = inner.and_then(|rest| rest.get(ERSPAN_TYPE2_HEADER_LEN..));
-        return network_layer(ethernet(inner.ok_or(Skip::Truncated)?)?, depth + 1);
+        return network_layer(
+            ethernet(inner.ok_or(Skip::Truncated)?)?,
+            uncaptured,
+            depth + 1,
+        );
     }
-    network_layer(by_ethertype(protocol, inner)?, depth + 1)
+    network_layer(by_ethertype(protocol, inner)?, uncaptured, depth + 1)
 }
 
 fn tcp(transport: &Transport) -> Result<Segment, Skip> {

@@ -79,15 +79,15 @@ impl Connection {
         self.rst_frame.iter().any(Option::is_some) || self.fin_frame.iter().all(Option::is_some)
     }
 
-    /// A SYN from `direction` that starts a new connection on this 4-tuple:
-    /// its ISN differs from the one this connection knows, or this one is over.
+    /// A SYN whose ISN differs from the one this connection knows for its
+    /// sender starts a new connection on the 4-tuple; one with the same ISN
+    /// is a retry, even after a RST (as Wireshark reads it).
     pub fn is_reused_by(&self, segment: &Segment) -> bool {
         if !segment.flags.syn() || segment.flags.ack() {
             return false;
         }
         let half = &self.halves[self.direction_of(segment).index()];
-        let other_isn = half.base_seq().is_some_and(|isn| isn != segment.seq);
-        other_isn || self.is_closed()
+        half.base_seq().is_some_and(|isn| isn != segment.seq)
     }
 
     /// Analyses one segment; returns the flags it raised, and its relative figures.

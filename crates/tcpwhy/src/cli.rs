@@ -1,0 +1,147 @@
+//! The command line: subcommands, flags, exit codes.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::output::{self, Format};
+use crate::pipeline::{self, Analysis};
+use crate::progress::Progress;
+
+const EXAMPLES: &str = "\
+Examples:
+  tcpwhy connections trace.pcap
+  tcpwhy connections ring-*.pcapng.gz --format json | jq .
+  tcpdump -i eth0 -w - | tcpwhy events - --format csv
+
+Exit codes:
+  0  the capture was read to the end
+  2  bad input (the error names the file and byte offset) or bad usage";
+
+#[derive(Parser)]
+#[command(name = "tcpwhy", version, about = "Explains why TCP traffic in a packet capture is slow.", after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// One row per TCP connection: handshake, state, and per-direction counters.
+    Connections(InputArgs),
+    /// Every analysis event (retransmission, duplicate_ack, zero_window, ...) with its frame.
+    Events(InputArgs),
+}
+
+#[derive(Args)]
+struct InputArgs {
+    /// pcap or pcapng files, plain, .gz or .zst; several are merged by time; - reads stdin.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<String>,
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Table,
+    Json,
+    Csv,
+}
+
+impl From<FormatArg> for Format {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Table => Format::Table,
+            FormatArg::Json => Format::Json,
+            FormatArg::Csv => Format::Csv,
+        }
+    }
+}
+
+const EXIT_BAD_INPUT: u8 = 2;
+
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::from(EXIT_BAD_INPUT)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let outcome = match cli.command {
+        Command::Connections(input) => connections(&input),
+        Command::Events(input) => events(&input),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("tcpwhy: {error}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+fn progress_for(input: &InputArgs) -> Progress {
+    let total = input
+        .files
+        .iter()
+        .map(|path| std::fs::metadata(path).ok().map(|m| m.len()))
+        .sum::<Option<u64>>();
+    Progress::new(total, input.quiet)
+}
+
+fn connections(input: &InputArgs) -> io::Result<ExitCode> {
+    let analysis = match pipeline::analyze(&input.files, progress_for(input), |_| {}) {
+        Ok(analysis) => analysis,
+        Err(error) => return Ok(bad_input(&error)),
+    };
+    let mut out = io::stdout().lock();
+    output::connections(&mut out, input.format.into(), &analysis)?;
+    out.flush()?;
+    Ok(finish(&analysis))
+}
+
+fn events(input: &InputArgs) -> io::Result<ExitCode> {
+    let format: Format = input.format.into();
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut writer = output::EventWriter::new(format);
+    let mut write_error = None;
+    let result = pipeline::analyze(&input.files, progress_for(input), |event| {
+        if write_error.is_none() {
+            write_error = writer.write(&mut out, event).err();
+        }
+    });
+    if let Some(error) = write_error {
+        return Err(error);
+    }
+    let analysis = match result {
+        Ok(analysis) => analysis,
+        Err(error) => return Ok(bad_input(&error)),
+    };
+    writer.finish(&mut out, &analysis)?;
+    out.flush()?;
+    Ok(finish(&analysis))
+}
+
+fn bad_input(error: &capture::CaptureError) -> ExitCode {
+    eprintln!("tcpwhy: {error}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// Exit 2 with the error line when the read stopped early; the results shown are partial.
+fn finish(analysis: &Analysis) -> ExitCode {
+    match &analysis.error {
+        Some(error) => bad_input(error),
+        None => ExitCode::SUCCESS,
+    }
+}

@@ -1,0 +1,15 @@
+//! `tcpwhy`: reads a packet capture and explains why TCP traffic in it is slow.
+//!
+//! This binary is thin: it parses the command line, runs the pipeline
+//! (capture → decode → tcp) and hands the results to `output`.
+
+mod cli;
+mod output;
+mod pipeline;
+mod progress;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    cli::run()
+}

@@ -1,0 +1,136 @@
+//! CSV: a header row, then one row per connection or event.
+
+use std::io::{self, Write};
+
+use tcp::{ConnectionSummary, DirectionSummary, Event};
+
+use crate::pipeline::Analysis;
+
+const CONNECTION_COLUMNS: &str = "id,client,server,roles_guessed,state,history,close_by,close_how,\
+first_frame,last_frame,first_ns,last_ns,duration_ms,syn_retries,rtt_to_server_ms,rtt_to_client_ms";
+
+const DIRECTION_COLUMNS: [&str; 22] = [
+    "packets",
+    "wire_bytes",
+    "payload_bytes",
+    "unique_payload_bytes",
+    "retransmissions",
+    "retransmissions_timeout",
+    "retransmissions_fast",
+    "retransmissions_spurious",
+    "out_of_order",
+    "lost_segments",
+    "ack_lost_segments",
+    "duplicate_acks",
+    "zero_windows",
+    "zero_window_probes",
+    "window_full",
+    "window_min",
+    "window_max",
+    "max_bytes_in_flight",
+    "rtt_samples",
+    "rtt_min_ms",
+    "rtt_median_ms",
+    "rtt_max_ms",
+];
+
+const EVENT_COLUMNS: &str = "frame,timestamp_ns,connection,direction,kind,seq,ack,len,window,value";
+
+pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    write!(out, "{CONNECTION_COLUMNS}")?;
+    for prefix in ["c2s", "s2c"] {
+        for column in DIRECTION_COLUMNS {
+            write!(out, ",{prefix}_{column}")?;
+        }
+    }
+    writeln!(out)?;
+    for connection in &analysis.connections {
+        connection_row(out, connection)?;
+    }
+    Ok(())
+}
+
+fn optional(value: Option<f64>) -> String {
+    value.map(|v| format!("{v:.3}")).unwrap_or_default()
+}
+
+fn connection_row(out: &mut impl Write, c: &ConnectionSummary) -> io::Result<()> {
+    write!(
+        out,
+        "{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{}",
+        c.id,
+        c.client,
+        c.server,
+        c.roles_guessed,
+        c.state,
+        c.history,
+        c.close.by.unwrap_or(""),
+        c.close.how,
+        c.first_frame,
+        c.last_frame,
+        c.first_ns,
+        c.last_ns,
+        c.duration_ms,
+        c.handshake.syn_retries_ns.len(),
+        optional(c.handshake.rtt_to_server_ms),
+        optional(c.handshake.rtt_to_client_ms),
+    )?;
+    for direction in [&c.client_to_server, &c.server_to_client] {
+        direction_cells(out, direction)?;
+    }
+    writeln!(out)
+}
+
+fn direction_cells(out: &mut impl Write, d: &DirectionSummary) -> io::Result<()> {
+    let r = &d.retransmissions;
+    write!(
+        out,
+        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        d.packets,
+        d.wire_bytes,
+        d.payload_bytes,
+        d.unique_payload_bytes,
+        r.total,
+        r.timeout,
+        r.fast,
+        r.spurious,
+        d.out_of_order,
+        d.lost_segments,
+        d.ack_lost_segments,
+        d.duplicate_acks,
+        d.zero_windows,
+        d.zero_window_probes,
+        d.window_full,
+        d.window.min,
+        d.window.max,
+        d.max_bytes_in_flight,
+        d.rtt.samples,
+        optional(d.rtt.min_ms),
+        optional(d.rtt.median_ms),
+        optional(d.rtt.max_ms),
+    )
+}
+
+pub fn event_header(out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "{EVENT_COLUMNS}")
+}
+
+pub fn event(out: &mut impl Write, e: &Event, first: bool) -> io::Result<()> {
+    if first {
+        event_header(out)?;
+    }
+    writeln!(
+        out,
+        "{},{},{},{},{},{},{},{},{},{}",
+        e.frame,
+        e.timestamp_ns,
+        e.connection,
+        e.direction.as_str(),
+        e.kind.as_str(),
+        e.seq,
+        e.ack,
+        e.len,
+        e.window,
+        e.value
+    )
+}

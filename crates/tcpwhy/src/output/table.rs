@@ -1,0 +1,137 @@
+//! Aligned columns for a terminal, colored only when stdout is one.
+
+use std::io::{self, IsTerminal, Write};
+
+use tcp::{ConnectionSummary, DirectionSummary, Event};
+
+use crate::pipeline::Analysis;
+
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+fn colored() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn paint(text: &str, color: &str) -> String {
+    if colored() {
+        format!("{color}{text}{RESET}")
+    } else {
+        text.to_string()
+    }
+}
+
+fn state_color(state: &str) -> &'static str {
+    match state {
+        "SF" | "S1" => GREEN,
+        "S0" | "REJ" | "RSTOS0" | "SH" => RED,
+        _ => YELLOW,
+    }
+}
+
+pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:>5}  {:<45} {:<6} {:<12} {:>10} {:>13} {:>15} {:>9} {:>9} {:>9}",
+        "id",
+        "client → server",
+        "state",
+        "history",
+        "duration",
+        "packets c/s",
+        "payload c/s",
+        "retrans",
+        "dup acks",
+        "rtt ms"
+    )?;
+    for connection in &analysis.connections {
+        connection_row(out, connection)?;
+    }
+    footer(
+        out,
+        analysis,
+        analysis.connections.len() as u64,
+        "connections",
+    )
+}
+
+fn connection_row(out: &mut impl Write, c: &ConnectionSummary) -> io::Result<()> {
+    let (c2s, s2c) = (&c.client_to_server, &c.server_to_client);
+    let both = |pick: fn(&DirectionSummary) -> u64| format!("{}/{}", pick(c2s), pick(s2c));
+    let rtt = [c2s.rtt.median_ms, s2c.rtt.median_ms]
+        .into_iter()
+        .flatten()
+        .fold(None, |best: Option<f64>, v| {
+            Some(best.map_or(v, |b| b.min(v)))
+        });
+    let endpoints = format!(
+        "{} → {}{}",
+        c.client,
+        c.server,
+        if c.roles_guessed { " ?" } else { "" }
+    );
+    let retransmissions = both(|d| d.retransmissions.total);
+    writeln!(
+        out,
+        "{:>5}  {:<45} {} {:<12} {:>9.3}s {:>13} {:>15} {:>9} {:>9} {:>9}",
+        c.id,
+        endpoints,
+        paint(&format!("{:<6}", c.state), state_color(c.state)),
+        c.history,
+        c.duration_ms / 1e3,
+        both(|d| d.packets),
+        both(|d| d.payload_bytes),
+        if retransmissions == "0/0" {
+            retransmissions
+        } else {
+            paint(&retransmissions, RED)
+        },
+        both(|d| d.duplicate_acks),
+        rtt.map(|ms| format!("{ms:.2}"))
+            .unwrap_or_else(|| "-".into()),
+    )
+}
+
+pub fn event(out: &mut impl Write, e: &Event, first: bool) -> io::Result<()> {
+    if first {
+        writeln!(
+            out,
+            "{:>8}  {:>14}  {:>6}  {:<17} {:<24} {:>10} {:>10} {:>6} {:>9}",
+            "frame", "time", "conn", "direction", "kind", "seq", "ack", "len", "window"
+        )?;
+    }
+    let seconds = e.timestamp_ns as f64 / 1e9;
+    writeln!(
+        out,
+        "{:>8}  {:>14.6}  {:>6}  {:<17} {:<24} {:>10} {:>10} {:>6} {:>9}",
+        e.frame,
+        seconds,
+        e.connection,
+        e.direction.as_str(),
+        e.kind.as_str(),
+        e.seq,
+        e.ack,
+        e.len,
+        e.window
+    )
+}
+
+pub fn footer(out: &mut impl Write, analysis: &Analysis, rows: u64, what: &str) -> io::Result<()> {
+    let counts = &analysis.counts;
+    let line = format!(
+        "{rows} {what}; {} frames, {} TCP segments",
+        counts.frames, counts.tcp_segments
+    );
+    writeln!(out, "{}", paint(&line, DIM))?;
+    if let Some(error) = &analysis.error {
+        writeln!(
+            out,
+            "{}",
+            paint(&format!("partial: the read stopped at {error}"), RED)
+        )?;
+    }
+    Ok(())
+}

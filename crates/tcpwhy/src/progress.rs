@@ -1,0 +1,64 @@
+//! A progress bar on stderr for reads that take longer than a second.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Reads shorter than this show no bar at all.
+const SHOW_AFTER: Duration = Duration::from_secs(1);
+
+pub struct Progress {
+    total: Option<u64>,
+    started: Instant,
+    enabled: bool,
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    /// A bar for `total` bytes, drawn only when stderr is a terminal and not `quiet`.
+    pub fn new(total: Option<u64>, quiet: bool) -> Self {
+        Progress {
+            total,
+            started: Instant::now(),
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            bar: None,
+        }
+    }
+
+    pub fn update(&mut self, bytes_read: u64) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() && self.started.elapsed() >= SHOW_AFTER {
+            self.bar = Some(self.make_bar());
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(bytes_read);
+        }
+    }
+
+    fn make_bar(&self) -> ProgressBar {
+        let bar = match self.total {
+            Some(total) => ProgressBar::new(total).with_style(
+                ProgressStyle::with_template(
+                    "{spinner} reading {bytes}/{total_bytes} [{bar:30}] {bytes_per_sec}, {eta} left",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            ),
+            None => ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template("{spinner} reading {bytes} {bytes_per_sec}")
+                    .expect("valid template"),
+            ),
+        };
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}

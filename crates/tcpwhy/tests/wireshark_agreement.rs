@@ -1,0 +1,147 @@
+//! Our analysis events against tshark's `tcp.analysis.*`, frame by frame, on
+//! every capture in ../shared/captures/ppa.
+//!
+//! Every disagreement is printed. The test fails on any that is not pinned in
+//! `PINNED`, where each entry says why our answer is the right one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The categories compared, with the tshark fields that make up each.
+const CATEGORIES: [(&str, &[&str]); 5] = [
+    (
+        "retransmission",
+        &[
+            "tcp.analysis.retransmission",
+            "tcp.analysis.fast_retransmission",
+            "tcp.analysis.spurious_retransmission",
+        ],
+    ),
+    ("duplicate_ack", &["tcp.analysis.duplicate_ack"]),
+    ("zero_window", &["tcp.analysis.zero_window"]),
+    ("lost_segment", &["tcp.analysis.lost_segment"]),
+    ("out_of_order", &["tcp.analysis.out_of_order"]),
+];
+
+/// Where we knowingly differ from tshark: (file, frame, category, what we say, why).
+const PINNED: &[(&str, u64, &str, bool, &str)] = &[];
+
+fn captures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures/ppa")
+}
+
+type Flags = BTreeSet<(u64, &'static str)>;
+
+fn tshark_flags(file: &Path) -> Flags {
+    let mut args: Vec<String> = ["-n", "-r"].map(String::from).to_vec();
+    args.push(file.display().to_string());
+    args.extend(["-Y", "tcp", "-T", "fields", "-e", "frame.number"].map(String::from));
+    for (_, fields) in CATEGORIES {
+        for field in fields {
+            args.push("-e".into());
+            args.push(field.to_string());
+        }
+    }
+    let output = Command::new("tshark")
+        .args(&args)
+        .output()
+        .expect("tshark must be installed (apt-get install tshark)");
+    let mut flags = Flags::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let mut cells = line.split('\t');
+        let frame: u64 = cells
+            .next()
+            .and_then(|f| f.parse().ok())
+            .expect("frame number");
+        let cells: Vec<&str> = cells.collect();
+        let mut column = 0;
+        for (category, fields) in CATEGORIES {
+            let present = cells[column..column + fields.len()]
+                .iter()
+                .any(|cell| !cell.is_empty());
+            column += fields.len();
+            if present {
+                flags.insert((frame, category));
+            }
+        }
+    }
+    flags
+}
+
+fn category_of(kind: &str) -> Option<&'static str> {
+    match kind {
+        "retransmission" | "fast_retransmission" | "spurious_retransmission" => {
+            Some("retransmission")
+        }
+        "duplicate_ack" => Some("duplicate_ack"),
+        "zero_window" => Some("zero_window"),
+        "lost_segment" => Some("lost_segment"),
+        "out_of_order" => Some("out_of_order"),
+        _ => None,
+    }
+}
+
+/// Our flags per frame, and the connection of each flagged frame.
+fn our_flags(file: &Path) -> (Flags, BTreeMap<u64, u64>) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(["events", "--format", "csv", "--quiet"])
+        .arg(file)
+        .output()
+        .expect("run tcpwhy");
+    let mut flags = Flags::new();
+    let mut connection_of = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let frame: u64 = cells[0].parse().expect("frame");
+        let connection: u64 = cells[2].parse().expect("connection");
+        if let Some(category) = category_of(cells[4]) {
+            flags.insert((frame, category));
+            connection_of.insert(frame, connection);
+        }
+    }
+    (flags, connection_of)
+}
+
+#[test]
+fn per_frame_analysis_flags_match_tshark_on_every_ppa_capture() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(captures_dir())
+        .expect("../shared/captures/ppa beside the checkout")
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    let pinned: BTreeMap<(&str, u64, &str), bool> = PINNED
+        .iter()
+        .map(|&(file, frame, category, ours, _)| ((file, frame, category), ours))
+        .collect();
+    let mut unexplained = Vec::new();
+    let mut agreed = 0;
+    for file in &files {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let theirs = tshark_flags(file);
+        let (ours, connection_of) = our_flags(file);
+        agreed += theirs.intersection(&ours).count();
+        for &(frame, category) in theirs.symmetric_difference(&ours) {
+            let we_flag = ours.contains(&(frame, category));
+            let verdict = match pinned.get(&(name, frame, category)) {
+                Some(&pinned_ours) if pinned_ours == we_flag => "pinned",
+                _ => "UNEXPLAINED",
+            };
+            let connection = connection_of.get(&frame).map_or("-".into(), u64::to_string);
+            println!(
+                "{verdict}: {name} frame {frame} connection {connection}: {category} — tshark {}, tcpwhy {}",
+                if we_flag { "no" } else { "yes" },
+                if we_flag { "yes" } else { "no" },
+            );
+            if verdict == "UNEXPLAINED" {
+                unexplained.push(format!("{name}:{frame}:{category}"));
+            }
+        }
+    }
+    println!("{agreed} flags agreed across {} captures", files.len());
+    assert!(agreed > 100, "too few flags compared: is tshark working?");
+    assert!(
+        unexplained.is_empty(),
+        "unexplained disagreements: {unexplained:?}"
+    );
+}
