@@ -176,7 +176,8 @@ pub fn analyze(
     if !check_window_and_gaps(fwd, rev, segment, rel, &mut flagged) {
         check_repeats(fwd, rev, rel, syn_fin_rst, &mut flagged);
     }
-    if !flagged.has(EventKind::DuplicateAck) {
+    // Only a new ACK number ends a run of duplicates; a window update does not.
+    if rel.ack != fwd.last_ack {
         fwd.dup_acks = 0;
     }
     if rev.max_seq_to_be_acked != 0 && seq::after(rel.ack, rev.max_seq_to_be_acked) && flags.ack() {

@@ -227,3 +227,32 @@ fn timestamps_that_go_backwards_do_not_break_durations() {
     // The SYN-to-ACK gap counts; the jump back in time does not.
     assert_eq!(connections[0].client_to_server.max_idle_ms, 10.0);
 }
+
+#[test]
+fn a_window_update_does_not_end_a_run_of_duplicate_acks() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 10.0);
+    conn.send(&mut trace, Side::Client, 20.0, 1000); // 4
+    let lost = conn.lose(Side::Client, 1000);
+    conn.send(&mut trace, Side::Client, 20.1, 1000); // 5
+    conn.send(&mut trace, Side::Client, 20.2, 1000); // 6
+    let mut dup = conn.packet(Side::Server, synth::Packet::ACK);
+    dup.ack = lost;
+    trace.push(25.0, &dup); // 7: new ACK
+    trace.push(25.1, &dup); // 8: dup 1
+    trace.push(25.2, &dup); // 9: dup 2
+    dup.window += 100;
+    trace.push(25.3, &dup); // 10: window update
+    trace.push(25.4, &dup); // 11: dup 3, at the new window
+    conn.send_at(&mut trace, Side::Client, 25.5, lost, 1000); // 12
+    let (_, events) = run(&trace);
+    assert_eq!(kinds_at(&events, 10), vec![EventKind::WindowUpdate]);
+    let dup_numbers: Vec<u64> = events
+        .iter()
+        .filter(|e| e.kind == EventKind::DuplicateAck)
+        .map(|e| e.value)
+        .collect();
+    assert_eq!(dup_numbers, vec![1, 2, 3]);
+    assert_eq!(kinds_at(&events, 12), vec![EventKind::FastRetransmission]);
+}

@@ -1,5 +1,5 @@
 //! Our analysis events against tshark's `tcp.analysis.*`, frame by frame, on
-//! every capture in ../shared/captures/ppa.
+//! every capture in ../shared/captures/ppa and every capture the project ships.
 //!
 //! Every disagreement is printed. The test fails on any that is not pinned in
 //! `PINNED`, where each entry says why our answer is the right one.
@@ -27,8 +27,23 @@ const CATEGORIES: [(&str, &[&str]); 5] = [
 /// Where we knowingly differ from tshark: (file, frame, category, what we say, why).
 const PINNED: &[(&str, u64, &str, bool, &str)] = &[];
 
-fn captures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures/ppa")
+/// The book's captures beside the checkout, and the project's own.
+fn capture_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("../shared/captures/ppa"))
+        .expect("../shared/captures/ppa beside the checkout")
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    for own in ["examples", "tests/captures"] {
+        if let Ok(entries) = std::fs::read_dir(root.join(own)) {
+            files.extend(entries.map(|entry| entry.unwrap().path()).filter(|path| {
+                let name = path.to_string_lossy();
+                name.ends_with(".pcap") || name.ends_with(".pcapng")
+            }));
+        }
+    }
+    files.sort();
+    files
 }
 
 type Flags = BTreeSet<(u64, &'static str)>;
@@ -104,12 +119,8 @@ fn our_flags(file: &Path) -> (Flags, BTreeMap<u64, u64>) {
 }
 
 #[test]
-fn per_frame_analysis_flags_match_tshark_on_every_ppa_capture() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(captures_dir())
-        .expect("../shared/captures/ppa beside the checkout")
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
+fn per_frame_analysis_flags_match_tshark_on_every_reference_capture() {
+    let files = capture_files();
     let pinned: BTreeMap<(&str, u64, &str), bool> = PINNED
         .iter()
         .map(|&(file, frame, category, ours, _)| ((file, frame, category), ours))
