@@ -1,13 +1,29 @@
-//! A large read buffer over any byte stream, handing out slices in place.
+//! A large read buffer over any byte stream, or a whole file mapped into
+//! memory, handing out slices in place.
 
 use std::io::{self, Read};
 
+use memmap2::Mmap;
+
 /// Big enough that refills are rare; records are parsed where they lie.
 const INITIAL_CAPACITY: usize = 4 << 20;
+/// A mapped file's pages are released from this process behind the reader in
+/// steps of this size, so resident memory stays small however large the file.
+const RELEASE_STEP: usize = 16 << 20;
+const PAGE: usize = 4096;
+
+enum Backing {
+    Stream {
+        source: Box<dyn Read + Send>,
+        bytes: Vec<u8>,
+    },
+    /// A regular file, mapped: no copy from the page cache, no refills.
+    /// `released` is where the pages still mapped into this process begin.
+    Mapped { map: Mmap, released: usize },
+}
 
 pub struct StreamBuffer {
-    source: Box<dyn Read + Send>,
-    bytes: Vec<u8>,
+    backing: Backing,
     start: usize,
     end: usize,
     /// Stream offset of `bytes[start]`.
@@ -18,12 +34,32 @@ pub struct StreamBuffer {
 impl StreamBuffer {
     pub fn new(source: Box<dyn Read + Send>) -> Self {
         StreamBuffer {
-            source,
-            bytes: vec![0; INITIAL_CAPACITY],
+            backing: Backing::Stream {
+                source,
+                bytes: vec![0; INITIAL_CAPACITY],
+            },
             start: 0,
             end: 0,
             offset: 0,
             eof: false,
+        }
+    }
+
+    pub fn mapped(map: Mmap) -> Self {
+        let end = map.len();
+        StreamBuffer {
+            backing: Backing::Mapped { map, released: 0 },
+            start: 0,
+            end,
+            offset: 0,
+            eof: true,
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match &self.backing {
+            Backing::Stream { bytes, .. } => bytes,
+            Backing::Mapped { map, .. } => map,
         }
     }
 
@@ -34,19 +70,20 @@ impl StreamBuffer {
 
     /// The unconsumed bytes in the buffer.
     pub fn available(&self) -> &[u8] {
-        &self.bytes[self.start..self.end]
+        &self.bytes()[self.start..self.end]
     }
 
     /// Makes at least `needed` bytes available; returns how many are (fewer only at end of stream).
     pub fn fill(&mut self, needed: usize) -> io::Result<usize> {
         while self.end - self.start < needed && !self.eof {
-            if self.bytes.len() - self.start < needed {
-                self.make_room(needed);
+            let Backing::Stream { source, bytes } = &mut self.backing else {
+                break;
+            };
+            if bytes.len() - self.start < needed || self.end == bytes.len() {
+                compact(bytes, &mut self.start, &mut self.end, needed);
+                continue;
             }
-            if self.end == self.bytes.len() {
-                self.compact();
-            }
-            match self.source.read(&mut self.bytes[self.end..]) {
+            match source.read(&mut bytes[self.end..]) {
                 Ok(0) => self.eof = true,
                 Ok(read) => self.end += read,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
@@ -56,29 +93,40 @@ impl StreamBuffer {
         Ok(self.end - self.start)
     }
 
-    fn compact(&mut self) {
-        self.bytes.copy_within(self.start..self.end, 0);
-        self.end -= self.start;
-        self.start = 0;
-    }
-
-    fn make_room(&mut self, needed: usize) {
-        self.compact();
-        if self.bytes.len() < needed {
-            self.bytes.resize(needed.next_power_of_two(), 0);
-        }
-    }
-
     /// Marks `count` bytes as read.
     pub fn consume(&mut self, count: usize) {
         let count = count.min(self.end - self.start);
         self.start += count;
         self.offset += count as u64;
+        if let Backing::Mapped { map, released } = &mut self.backing {
+            let read_up_to = self.start / PAGE * PAGE;
+            if read_up_to - *released >= RELEASE_STEP {
+                // Safety: these pages lie before every slice still handed out.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        *released,
+                        read_up_to - *released,
+                    )
+                };
+                *released = read_up_to;
+            }
+        }
     }
 
     /// The bytes at `range_start..range_start+len` of the available window.
     pub fn slice(&self, range_start: usize, len: usize) -> &[u8] {
         &self.available()[range_start..range_start + len]
+    }
+}
+
+/// Moves the unread bytes to the front, growing the buffer to hold `needed`.
+fn compact(bytes: &mut Vec<u8>, start: &mut usize, end: &mut usize, needed: usize) {
+    bytes.copy_within(*start..*end, 0);
+    *end -= *start;
+    *start = 0;
+    if bytes.len() < needed {
+        bytes.resize(needed.next_power_of_two(), 0);
     }
 }
 

@@ -127,7 +127,8 @@ pub struct CaptureReader {
     /// The record handed out last; consumed when the next is located.
     handed_out_len: usize,
     frames_read: u64,
-    file_bytes_read: Arc<AtomicU64>,
+    /// None for a mapped file, whose position is the buffer's offset.
+    file_bytes_read: Option<Arc<AtomicU64>>,
     total_bytes: Option<u64>,
 }
 
@@ -143,8 +144,16 @@ pub fn open(path: &str) -> Result<CaptureReader, CaptureError> {
         return CaptureReader::from_reader(path, io::stdin(), None);
     }
     let file = File::open(path).map_err(failed)?;
-    let total = file.metadata().map_err(failed)?.len();
-    CaptureReader::from_reader(path, file, Some(total))
+    let metadata = file.metadata().map_err(failed)?;
+    if metadata.is_file() && metadata.len() > 0 {
+        // Safety: the map is read-only; a file truncated by another process
+        // while we read it is outside what any reader can guard against.
+        if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+            let _ = map.advise(memmap2::Advice::Sequential);
+            return CaptureReader::new(path, StreamBuffer::mapped(map), None, Some(metadata.len()));
+        }
+    }
+    CaptureReader::from_reader(path, file, Some(metadata.len()))
 }
 
 impl CaptureReader {
@@ -159,14 +168,25 @@ impl CaptureReader {
             inner: reader,
             count: Arc::clone(&count),
         };
+        let buffer = StreamBuffer::new(Box::new(counting));
+        Self::new(name, buffer, Some(count), total_bytes)
+    }
+
+    /// `counter` counts bytes taken from the file when they pass through a stream.
+    fn new(
+        name: &str,
+        buffer: StreamBuffer,
+        counter: Option<Arc<AtomicU64>>,
+        total_bytes: Option<u64>,
+    ) -> Result<CaptureReader, CaptureError> {
         let mut reader = CaptureReader {
             path: name.to_string(),
-            buffer: StreamBuffer::new(Box::new(counting)),
+            buffer,
             format: Format::Pcapng(Pcapng::new()),
             pending: None,
             handed_out_len: 0,
             frames_read: 0,
-            file_bytes_read: count,
+            file_bytes_read: counter,
             total_bytes,
         };
         reader.detect().map_err(|error| reader.error(error))?;
@@ -267,7 +287,10 @@ impl CaptureReader {
 
     /// Bytes taken from the file so far (compressed bytes for compressed input).
     pub fn bytes_read(&self) -> u64 {
-        self.file_bytes_read.load(Ordering::Relaxed)
+        match &self.file_bytes_read {
+            Some(counter) => counter.load(Ordering::Relaxed),
+            None => self.buffer.offset(),
+        }
     }
 
     pub fn total_bytes(&self) -> Option<u64> {

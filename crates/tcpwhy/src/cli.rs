@@ -64,6 +64,8 @@ impl From<FormatArg> for Format {
 }
 
 const EXIT_BAD_INPUT: u8 = 2;
+/// Stdout is line-buffered; results are written in larger pieces.
+const OUTPUT_BUFFER: usize = 1 << 16;
 
 pub fn run() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -105,7 +107,7 @@ fn connections(input: &InputArgs) -> io::Result<ExitCode> {
         Ok(analysis) => analysis,
         Err(error) => return Ok(bad_input(&error)),
     };
-    let mut out = io::stdout().lock();
+    let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
     output::connections(&mut out, input.format.into(), &analysis)?;
     out.flush()?;
     Ok(finish(&analysis))
@@ -113,7 +115,7 @@ fn connections(input: &InputArgs) -> io::Result<ExitCode> {
 
 fn events(input: &InputArgs) -> io::Result<ExitCode> {
     let format: Format = input.format.into();
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
     let mut writer = output::EventWriter::new(format);
     let mut write_error = None;
     let result = pipeline::analyze(&input.files, progress_for(input), |event| {

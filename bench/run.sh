@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Times tcpwhy against tcptrace, tshark and cat on one capture, in one run.
+#
+#   bench/run.sh [CAPTURE]        (default bench/out/bench.pcap; make it with make-capture.sh)
+#
+# Prints, and writes to bench/out/results.md, seconds, MB/s, packets/s and
+# peak RSS per tool, with throughput ratios against tcptrace, tshark and cat.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+capture=${1:-bench/out/bench.pcap}
+out=bench/out
+tcpwhy=target/release/tcpwhy
+mkdir -p "$out"
+
+for tool in hyperfine tcptrace tshark capinfos /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "run: $tool is required (apt-get install hyperfine tcptrace tshark time)" >&2; exit 2; }
+done
+[ -f "$capture" ] || { echo "run: no $capture; make it with: sudo bench/make-capture.sh" >&2; exit 2; }
+cargo build --release -q -p tcpwhy
+
+bytes=$(stat -c %s "$capture")
+packets=$(capinfos -c -M "$capture" | awk -F: '/Number of packets/ {gsub(/ /, "", $2); print $2}')
+cat "$capture" > /dev/null   # warm the page cache
+
+declare -A commands=(
+  [cat]="cat $capture > /dev/null"
+  [tcpwhy-connections]="$tcpwhy connections --quiet --format json $capture > /dev/null"
+  [tcptrace]="tcptrace -l -n $capture > /dev/null"
+  [tshark]="tshark -q -z conv,tcp -r $capture > /dev/null"
+)
+order=(cat tcpwhy-connections tcptrace tshark)
+if $tcpwhy --help | grep -q '^  diagnose'; then
+  commands[tcpwhy-diagnose]="$tcpwhy diagnose --quiet --format json $capture > /dev/null"
+  order=(cat tcpwhy-connections tcpwhy-diagnose tcptrace tshark)
+fi
+
+declare -A seconds rss
+for name in "${order[@]}"; do
+  runs=3
+  [ "$name" = tshark ] && runs=1
+  hyperfine --style none --warmup 1 --runs "$runs" --export-json "$out/$name.json" \
+    "${commands[$name]}" > /dev/null
+  seconds[$name]=$(python3 -c "import json; print(json.load(open('$out/$name.json'))['results'][0]['mean'])")
+  rss[$name]=$(/usr/bin/time -f %M bash -c "${commands[$name]}" 2>&1 >/dev/null | tail -1)
+done
+
+python3 - "$bytes" "$packets" "$capture" "${order[@]}" <<EOF > "$out/results.md"
+import sys
+size, packets, capture, names = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+seconds = {$(for n in "${order[@]}"; do printf "'%s': %s, " "$n" "${seconds[$n]}"; done)}
+rss = {$(for n in "${order[@]}"; do printf "'%s': %s, " "$n" "${rss[$n]}"; done)}
+mb = size / 1e6
+print(f"Capture: {capture}, {mb:.0f} MB, {packets} packets. One run, warm page cache.\n")
+print("| tool | seconds | MB/s | packets/s | peak RSS MB | × tcptrace | × tshark | × cat |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for name in names:
+    s = seconds[name]
+    ratio = lambda other: f"{seconds[other] / s:.2f}"
+    print(f"| {name} | {s:.2f} | {mb / s:.0f} | {packets / s:,.0f} | {rss[name] / 1024:.0f} "
+          f"| {ratio('tcptrace')} | {ratio('tshark')} | {ratio('cat')} |")
+print("\nRatios are throughput relative to the named tool: above 1 is faster.")
+EOF
+cat "$out/results.md"
