@@ -37,9 +37,9 @@ fi
 
 declare -A seconds rss
 for name in "${order[@]}"; do
-  runs=3
-  [ "$name" = tshark ] && runs=1
-  hyperfine --style none --warmup 1 --runs "$runs" --export-json "$out/$name.json" \
+  runs=3 warmup=1
+  [ "$name" = tshark ] && runs=1 warmup=0
+  hyperfine --style none --warmup "$warmup" --runs "$runs" --export-json "$out/$name.json" \
     "${commands[$name]}" > /dev/null
   seconds[$name]=$(python3 -c "import json; print(json.load(open('$out/$name.json'))['results'][0]['mean'])")
   rss[$name]=$(/usr/bin/time -f %M bash -c "${commands[$name]}" 2>&1 >/dev/null | tail -1)

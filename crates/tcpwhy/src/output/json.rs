@@ -30,11 +30,39 @@ fn line<T: Serialize>(out: &mut impl Write, kind: &'static str, body: &T) -> io:
     out.write_all(b"\n")
 }
 
+/// Connections per serializing thread: large outputs use both cores.
+const CONNECTIONS_PER_THREAD: usize = 10_000;
+
 pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
-    for connection in &analysis.connections {
-        line::<ConnectionSummary>(out, "connection", connection)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = analysis
+        .connections
+        .len()
+        .div_ceil(threads)
+        .max(CONNECTIONS_PER_THREAD);
+    let serialized: Vec<io::Result<Vec<u8>>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = analysis
+            .connections
+            .chunks(chunk)
+            .map(|connections| scope.spawn(move || serialize(connections)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("serializer panicked"))
+            .collect()
+    });
+    for bytes in serialized {
+        out.write_all(&bytes?)?;
     }
     end(out, analysis)
+}
+
+fn serialize(connections: &[ConnectionSummary]) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(connections.len() * 1536);
+    for connection in connections {
+        line(&mut bytes, "connection", connection)?;
+    }
+    Ok(bytes)
 }
 
 pub fn event(out: &mut impl Write, event: &Event) -> io::Result<()> {
