@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""The lab's applications: each one a small socket program with the knobs a
+scenario needs. Run one as `apps.py NAME [options]` inside a host's namespace.
+
+- rr-server: answers each request with a response after a think time; the
+  response can be written in chunks with pauses, with or without TCP_NODELAY,
+  and the server can stall every few seconds.
+- rr-client: sends requests (optionally in several writes) and reads the
+  responses, over one or many connections.
+- sink: reads an upload, optionally slowly and with a small receive buffer.
+- source: sends a download of a given size.
+- upload: sends a given number of bytes to a sink.
+- slow-accept: listens with a tiny backlog and accepts slowly.
+"""
+
+import argparse
+import fcntl
+import socket
+import struct
+import threading
+import time
+
+TIOCOUTQ = 0x5411
+
+
+def listener(port, backlog=128, rcvbuf=None):
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if rcvbuf:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    server.bind(("0.0.0.0", port))
+    server.listen(backlog)
+    return server
+
+
+def read_request(connection, size):
+    received = b""
+    while len(received) < size:
+        piece = connection.recv(size - len(received))
+        if not piece:
+            return None
+        received += piece
+    return received
+
+
+def serve_requests(connection, args, started):
+    if args.nodelay:
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    chunks = [int(c) for c in args.chunks.split(",")]
+    served = 0
+    while args.close_after == 0 or served < args.close_after:
+        if not read_request(connection, args.request_size):
+            break
+        served += 1
+        if args.stall_every_s:
+            phase = (time.monotonic() - started) % args.stall_every_s
+            if phase > args.stall_every_s - args.stall_ms / 1000:
+                time.sleep(args.stall_every_s - phase)
+        time.sleep(args.think_ms / 1000)
+        for index, size in enumerate(chunks):
+            if index:
+                time.sleep(args.chunk_pause_ms / 1000)
+            connection.sendall(b"r" * size)
+    connection.close()
+
+
+def rr_server(args):
+    server = listener(args.port)
+    started = time.monotonic()
+    while True:
+        connection, _ = server.accept()
+        threading.Thread(target=serve_requests, args=(connection, args, started), daemon=True).start()
+
+
+def rr_client(args):
+    response_size = sum(int(c) for c in args.chunks.split(","))
+    pieces = [int(p) for p in args.pieces.split(",")]
+    for _ in range(args.connections):
+        try:
+            connection = socket.create_connection((args.server, args.port),
+                                                  timeout=args.connect_timeout)
+        except OSError:
+            continue
+        connection.settimeout(30)
+        if args.nodelay:
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(args.requests):
+            for piece in pieces:
+                connection.sendall(b"q" * piece)
+            if read_request(connection, response_size) is None:
+                break
+            time.sleep(args.client_think_ms / 1000)
+        connection.close()
+        time.sleep(args.between_connections_ms / 1000)
+
+
+def sink(args):
+    server = listener(args.port, rcvbuf=args.rcvbuf)
+    while True:
+        connection, _ = server.accept()
+        while connection.recv(args.read_size):
+            if args.delay_acks:
+                # Leave quick-ACK mode, as a Windows receiver with delayed ACK would.
+                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
+            time.sleep(args.read_pause_ms / 1000)
+        connection.close()
+
+
+def source(args):
+    server = listener(args.port)
+    while True:
+        connection, _ = server.accept()
+        if args.sndbuf:
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, args.sndbuf)
+        connection.sendall(b"d" * args.bytes)
+        connection.close()
+
+
+def upload(args):
+    connection = socket.socket()
+    if args.rcvbuf:
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
+    if args.sndbuf:
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, args.sndbuf)
+    connection.connect((args.server, args.port))
+    write = b"u" * args.write_size
+    for _ in range(args.bytes // args.write_size):
+        connection.sendall(write)
+        if args.wait_acked:
+            wait_until_acknowledged(connection)
+    connection.shutdown(socket.SHUT_WR)
+    connection.recv(1)
+    connection.close()
+
+
+def wait_until_acknowledged(connection):
+    """Like a send-and-wait application: the next write only once the peer
+    has acknowledged everything sent."""
+    while struct.unpack("i", fcntl.ioctl(connection.fileno(), TIOCOUTQ, b"\0" * 4))[0]:
+        time.sleep(0.0002)
+
+
+def download(args):
+    connection = socket.socket()
+    if args.rcvbuf:
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
+    connection.connect((args.server, args.port))
+    while connection.recv(65536):
+        time.sleep(args.read_pause_ms / 1000)
+    connection.close()
+
+
+def slow_accept(args):
+    server = listener(args.port, backlog=args.backlog)
+    while True:
+        time.sleep(args.accept_every_s)
+        connection, _ = server.accept()
+        connection.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("app", choices=["rr-server", "rr-client", "sink", "source", "upload",
+                                        "download", "slow-accept"])
+    parser.add_argument("--server", default="10.77.0.2")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--think-ms", type=float, default=0)
+    parser.add_argument("--chunks", default="100", help="response write sizes, e.g. 6,45")
+    parser.add_argument("--chunk-pause-ms", type=float, default=0)
+    parser.add_argument("--request-size", type=int, default=100)
+    parser.add_argument("--pieces", default="100", help="request write sizes, e.g. 50,50")
+    parser.add_argument("--nodelay", type=int, default=0)
+    parser.add_argument("--requests", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=1)
+    parser.add_argument("--client-think-ms", type=float, default=0)
+    parser.add_argument("--between-connections-ms", type=float, default=0)
+    parser.add_argument("--connect-timeout", type=float, default=30)
+    parser.add_argument("--close-after", type=int, default=0, help="requests before the server closes")
+    parser.add_argument("--stall-every-s", type=float, default=0)
+    parser.add_argument("--stall-ms", type=float, default=0)
+    parser.add_argument("--rcvbuf", type=int, default=0)
+    parser.add_argument("--sndbuf", type=int, default=0)
+    parser.add_argument("--read-size", type=int, default=65536)
+    parser.add_argument("--delay-acks", type=int, default=0, help="the sink keeps delaying ACKs")
+    parser.add_argument("--read-pause-ms", type=float, default=0)
+    parser.add_argument("--bytes", type=int, default=1_000_000)
+    parser.add_argument("--write-size", type=int, default=65536)
+    parser.add_argument("--wait-acked", type=int, default=0, help="each write waits until all is ACKed")
+    parser.add_argument("--backlog", type=int, default=1)
+    parser.add_argument("--accept-every-s", type=float, default=1.0)
+    args = parser.parse_args()
+    apps = {"rr-server": rr_server, "rr-client": rr_client, "sink": sink, "source": source,
+            "upload": upload, "download": download, "slow-accept": slow_accept}
+    apps[args.app](args)
+
+
+if __name__ == "__main__":
+    main()

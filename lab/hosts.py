@@ -1,0 +1,86 @@
+"""Lab hosts: a client and a server namespace joined by the relay in wire.py."""
+
+import contextlib
+import subprocess
+import threading
+import time
+
+from wire import Wire
+
+CLIENT_NS, SERVER_NS = "twlab-client", "twlab-server"
+CLIENT_TAP, SERVER_TAP = "twlab-tc", "twlab-ts"
+CLIENT_IP, SERVER_IP = "10.77.0.1", "10.77.0.2"
+
+
+def sh(*command, check=True):
+    return subprocess.run(command, check=check, capture_output=True, text=True)
+
+
+def in_ns(ns, *command):
+    return ["ip", "netns", "exec", ns, *command]
+
+
+def remove_hosts():
+    for ns in (CLIENT_NS, SERVER_NS):
+        sh("ip", "netns", "del", ns, check=False)
+
+
+@contextlib.contextmanager
+def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sysctls=None):
+    """Two hosts with a wire between them; yields the running wire."""
+    remove_hosts()
+    for ns in (CLIENT_NS, SERVER_NS):
+        sh("ip", "netns", "add", ns)
+        sh("ip", "-n", ns, "link", "set", "lo", "up")
+    wire = Wire(CLIENT_TAP, SERVER_TAP, delay_ms=delay_ms, rate_mbit=rate_mbit, drops=drops)
+    wire.move_into(CLIENT_NS, SERVER_NS)
+    for ns, tap, ip, peer, sysctls in (
+        (CLIENT_NS, CLIENT_TAP, CLIENT_IP, SERVER_IP, client_sysctls),
+        (SERVER_NS, SERVER_TAP, SERVER_IP, CLIENT_IP, server_sysctls),
+    ):
+        sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", tap)
+        sh("ip", "-n", ns, "link", "set", tap, "up")
+        for key, value in (sysctls or {}).items():
+            sh(*in_ns(ns, "sysctl", "-qw", f"{key}={value}"))
+    stop = threading.Event()
+    relay = threading.Thread(target=wire.run, args=(stop,), daemon=True)
+    relay.start()
+    try:
+        yield wire
+    finally:
+        stop.set()
+        relay.join()
+        remove_hosts()
+
+
+@contextlib.contextmanager
+def running(ns, *command):
+    """A background process in a namespace, stopped on exit."""
+    process = subprocess.Popen(in_ns(ns, *command), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        process.wait()
+
+
+@contextlib.contextmanager
+def recording(points, path_for, snaplen=128):
+    """tcpdump on the chosen capture points ("client", "server"); yields nothing."""
+    taps = {"client": (CLIENT_NS, CLIENT_TAP), "server": (SERVER_NS, SERVER_TAP)}
+    processes = []
+    for point in points:
+        ns, tap = taps[point]
+        processes.append(subprocess.Popen(
+            in_ns(ns, "tcpdump", "-q", "--immediate-mode", "-U", "-i", tap, "-s", str(snaplen), "-w", path_for(point), "tcp"),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    time.sleep(0.5)
+    try:
+        yield
+    finally:
+        time.sleep(0.3)
+        for process in processes:
+            process.send_signal(2)
+            process.wait()
