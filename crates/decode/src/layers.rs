@@ -51,6 +51,8 @@ const AF_INET: u32 = 2;
 const MAX_TUNNEL_DEPTH: u8 = 4;
 
 /// Decodes one frame into a TCP segment, or says why it holds none.
+/// `frame.data` may be any prefix of the frame that holds its headers:
+/// lengths come from the IP header, bounded by `frame.original_len`.
 pub fn decode(frame: &Frame) -> Result<Segment, Skip> {
     let network = link_payload(frame.link_type, frame.data)?;
     let uncaptured = (frame.original_len as usize).saturating_sub(frame.data.len());

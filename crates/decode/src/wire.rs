@@ -125,14 +125,13 @@ impl<'a> Ipv4<'a> {
     }
 
     /// Bytes after the header, and the payload length the header claims
-    /// (which may exceed what was captured).
+    /// (which may exceed what was captured). A zero total length (a TSO frame)
+    /// claims everything: the frame's wire length then decides.
     pub fn payload(&self) -> (&'a [u8], usize) {
-        let claimed = self.total_len().saturating_sub(self.header_len());
         let captured = &self.0[self.header_len()..];
-        let claimed = if self.total_len() == 0 {
-            captured.len()
-        } else {
-            claimed
+        let claimed = match self.total_len() {
+            0 => usize::MAX,
+            total => total.saturating_sub(self.header_len()),
         };
         (captured, claimed)
     }
@@ -196,8 +195,9 @@ impl<'a> Ipv6<'a> {
         let stated = usize::from(be16(self.0, ipv6_field::PAYLOAD_LEN)?);
         let mut protocol = self.0[ipv6_field::NEXT_HEADER];
         let mut bytes = &self.0[ipv6_field::HEADER_LEN..];
-        // A zero payload length means a jumbogram or a TSO frame: trust the capture.
-        let mut claimed = if stated == 0 { bytes.len() } else { stated };
+        // A zero payload length means a jumbogram or a TSO frame: the frame's
+        // wire length decides.
+        let mut claimed = if stated == 0 { usize::MAX } else { stated };
         let mut is_fragment = false;
         loop {
             let ext_len = match protocol {

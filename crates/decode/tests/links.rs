@@ -106,3 +106,20 @@ fn non_tcp_and_fragments_are_skipped_with_a_reason() {
     bytes[13] = 0x06; // ARP
     assert_eq!(frame(&bytes), Err(Skip::NotIp));
 }
+
+#[test]
+fn a_tso_frame_with_zero_ip_length_takes_its_length_from_the_wire() {
+    let packet = sample("10.0.0.1:40000", "10.0.0.2:80");
+    let mut bytes = Link::Ethernet.frame(&packet);
+    bytes[14 + 2] = 0;
+    bytes[14 + 3] = 0;
+    let frame = Frame {
+        number: 1,
+        timestamp_ns: 0,
+        link_type: 1,
+        data: &bytes[..80],
+        original_len: bytes.len() as u32,
+        source: 0,
+    };
+    assert_eq!(decode(&frame).unwrap().payload_len, 1200);
+}

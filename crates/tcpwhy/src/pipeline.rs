@@ -1,19 +1,22 @@
-//! Runs the stages over the input files: capture and decode on one thread,
-//! connection tracking on another, joined by batches of segments.
+//! Runs the stages over the input files on both cores: one thread reads
+//! frames and copies their headers into batches; the other decodes them and
+//! tracks connections.
 
 use std::sync::mpsc;
 use std::thread;
 
-use capture::{CaptureError, MergedReader};
-use decode::{Segment, Skip};
+use capture::{CaptureError, Frame, MergedReader};
+use decode::Skip;
 use tcp::{ConnectionSummary, Event, Tracker};
 
 use crate::progress::Progress;
 
-/// Segments per message between the threads: large enough to amortize the hand-off.
+/// Frames per batch between the threads: large enough to amortize the hand-off.
 const BATCH: usize = 2048;
 /// Batches in flight; bounds the memory between the threads.
 const QUEUE_DEPTH: usize = 16;
+/// Bytes of each frame passed on: enough for link, tunnel, IP and TCP headers.
+const HEADER_BYTES: usize = 192;
 
 /// What a pass over the capture produced.
 pub struct Analysis {
@@ -55,6 +58,56 @@ impl SkipCounts {
     }
 }
 
+/// A frame's metadata, its header bytes kept in the batch's arena.
+struct FrameHeader {
+    number: u64,
+    timestamp_ns: i64,
+    link_type: u32,
+    original_len: u32,
+    source: usize,
+    bytes: std::ops::Range<usize>,
+}
+
+#[derive(Default)]
+struct Batch {
+    frames: Vec<FrameHeader>,
+    arena: Vec<u8>,
+}
+
+impl Batch {
+    fn with_capacity() -> Self {
+        Batch {
+            frames: Vec::with_capacity(BATCH),
+            arena: Vec::with_capacity(BATCH * HEADER_BYTES),
+        }
+    }
+
+    fn push(&mut self, frame: &Frame) {
+        let kept = &frame.data[..frame.data.len().min(HEADER_BYTES)];
+        let start = self.arena.len();
+        self.arena.extend_from_slice(kept);
+        self.frames.push(FrameHeader {
+            number: frame.number,
+            timestamp_ns: frame.timestamp_ns,
+            link_type: frame.link_type,
+            original_len: frame.original_len.max(frame.data.len() as u32),
+            source: frame.source,
+            bytes: start..self.arena.len(),
+        });
+    }
+
+    fn frames(&self) -> impl Iterator<Item = Frame<'_>> {
+        self.frames.iter().map(|header| Frame {
+            number: header.number,
+            timestamp_ns: header.timestamp_ns,
+            link_type: header.link_type,
+            data: &self.arena[header.bytes.clone()],
+            original_len: header.original_len,
+            source: header.source,
+        })
+    }
+}
+
 /// Reads every file once, calling `on_event` for each analysis event as it is raised.
 pub fn analyze(
     paths: &[String],
@@ -62,18 +115,26 @@ pub fn analyze(
     mut on_event: impl FnMut(&Event),
 ) -> Result<Analysis, CaptureError> {
     let reader = MergedReader::open(paths)?;
-    let (sender, receiver) = mpsc::sync_channel::<Vec<Segment>>(QUEUE_DEPTH);
-    let decoding = thread::spawn(move || read_and_decode(reader, sender, progress));
+    let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
+    let reading = thread::spawn(move || read(reader, sender, progress));
     let mut tracker = Tracker::new();
+    let mut counts = Counts::default();
     for batch in receiver {
-        for segment in &batch {
-            tracker.process(segment);
+        for frame in batch.frames() {
+            match decode::decode(&frame) {
+                Ok(segment) => {
+                    counts.tcp_segments += 1;
+                    tracker.process(&segment);
+                }
+                Err(skip) => counts.skipped.add(skip),
+            }
         }
         for event in tracker.drain_events() {
             on_event(&event);
         }
     }
-    let (counts, error) = decoding.join().expect("decoder thread panicked");
+    let (frames, error) = reading.join().expect("reader thread panicked");
+    counts.frames = frames;
     Ok(Analysis {
         connections: tracker.finish(),
         counts,
@@ -81,36 +142,31 @@ pub fn analyze(
     })
 }
 
-fn read_and_decode(
+/// Reads frames into batches; returns how many were read and the error that stopped it.
+fn read(
     mut reader: MergedReader,
-    sender: mpsc::SyncSender<Vec<Segment>>,
+    sender: mpsc::SyncSender<Batch>,
     mut progress: Progress,
-) -> (Counts, Option<CaptureError>) {
-    let mut counts = Counts::default();
-    let mut batch = Vec::with_capacity(BATCH);
+) -> (u64, Option<CaptureError>) {
+    let mut frames = 0;
+    let mut batch = Batch::with_capacity();
     let error = loop {
         match reader.next_frame() {
-            Ok(Some(frame)) => {
-                counts.frames += 1;
-                match decode::decode(&frame) {
-                    Ok(segment) => batch.push(segment),
-                    Err(skip) => counts.skipped.add(skip),
-                }
-            }
+            Ok(Some(frame)) => batch.push(&frame),
             Ok(None) => break None,
             Err(error) => break Some(error),
         }
-        if batch.len() == BATCH {
-            counts.tcp_segments += BATCH as u64;
+        if batch.frames.len() == BATCH {
+            frames += BATCH as u64;
             progress.update(reader.bytes_read());
-            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            let full = std::mem::replace(&mut batch, Batch::with_capacity());
             if sender.send(full).is_err() {
                 break None;
             }
         }
     };
-    counts.tcp_segments += batch.len() as u64;
+    frames += batch.frames.len() as u64;
     let _ = sender.send(batch);
     progress.finish();
-    (counts, error)
+    (frames, error)
 }
