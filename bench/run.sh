@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [CAPTURE]        (default bench/out/bench.pcap; make it with make-capture.sh)
 #
-# Prints, and writes to bench/out/results.md, seconds, MB/s, packets/s and
+# Prints, and writes to bench/out/results.md, median seconds, MB/s, packets/s and
 # peak RSS per tool, with throughput ratios against tcptrace, tshark and cat.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,11 +37,11 @@ fi
 
 declare -A seconds rss
 for name in "${order[@]}"; do
-  runs=3 warmup=1
+  runs=5 warmup=1
   [ "$name" = tshark ] && runs=1 warmup=0
   hyperfine --style none --warmup "$warmup" --runs "$runs" --export-json "$out/$name.json" \
     "${commands[$name]}" > /dev/null
-  seconds[$name]=$(python3 -c "import json; print(json.load(open('$out/$name.json'))['results'][0]['mean'])")
+  seconds[$name]=$(python3 -c "import json; print(json.load(open('$out/$name.json'))['results'][0]['median'])")
   rss[$name]=$(/usr/bin/time -f %M bash -c "${commands[$name]}" 2>&1 >/dev/null | tail -1)
 done
 
@@ -51,7 +51,7 @@ size, packets, capture, names = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
 seconds = {$(for n in "${order[@]}"; do printf "'%s': %s, " "$n" "${seconds[$n]}"; done)}
 rss = {$(for n in "${order[@]}"; do printf "'%s': %s, " "$n" "${rss[$n]}"; done)}
 mb = size / 1e6
-print(f"Capture: {capture}, {mb:.0f} MB, {packets} packets. One run, warm page cache.\n")
+print(f"Capture: {capture}, {mb:.0f} MB, {packets} packets. Median of 5 runs (tshark: 1), warm page cache.\n")
 print("| tool | seconds | MB/s | packets/s | peak RSS MB | × tcptrace | × tshark | × cat |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for name in names:
