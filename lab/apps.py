@@ -11,6 +11,8 @@ scenario needs. Run one as `apps.py NAME [options]` inside a host's namespace.
 - source: sends a download of a given size.
 - upload: sends a given number of bytes to a sink.
 - slow-accept: listens with a tiny backlog and accepts slowly.
+- front: a front tier that answers each request by calling the back tier
+  through a connection pool that grows by at most one connection a second.
 """
 
 import argparse
@@ -73,6 +75,15 @@ def rr_server(args):
 
 
 def rr_client(args):
+    workers = [threading.Thread(target=rr_client_connections, args=(args,))
+               for _ in range(args.parallel)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
+def rr_client_connections(args):
     response_size = sum(int(c) for c in args.chunks.split(","))
     pieces = [int(p) for p in args.pieces.split(",")]
     for _ in range(args.connections):
@@ -92,6 +103,51 @@ def rr_client(args):
             time.sleep(args.client_think_ms / 1000)
         connection.close()
         time.sleep(args.between_connections_ms / 1000)
+
+
+class Pool:
+    """Back-tier connections: a request waits for a free one; a new one is
+    opened only when none is free and a second has passed since the last."""
+
+    def __init__(self, address, size):
+        self.address, self.size = address, size
+        self.free, self.opened, self.last_open = [], 0, 0.0
+        self.changed = threading.Condition()
+
+    def take(self):
+        with self.changed:
+            while True:
+                if self.free:
+                    return self.free.pop()
+                if self.opened < self.size and time.monotonic() - self.last_open >= 1.0:
+                    self.opened += 1
+                    self.last_open = time.monotonic()
+                    return socket.create_connection(self.address)
+                self.changed.wait(0.05)
+
+    def give_back(self, connection):
+        with self.changed:
+            self.free.append(connection)
+            self.changed.notify()
+
+
+def front(args):
+    server = listener(args.port)
+    pool = Pool((args.back, args.back_port), args.pool_size)
+    response_size = sum(int(c) for c in args.chunks.split(","))
+
+    def serve(connection):
+        while (request := read_request(connection, args.request_size)) is not None:
+            back = pool.take()
+            back.sendall(request)
+            response = read_request(back, response_size)
+            pool.give_back(back)
+            connection.sendall(response)
+        connection.close()
+
+    while True:
+        connection, _ = server.accept()
+        threading.Thread(target=serve, args=(connection,), daemon=True).start()
 
 
 def sink(args):
@@ -161,7 +217,7 @@ def slow_accept(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("app", choices=["rr-server", "rr-client", "sink", "source", "upload",
-                                        "download", "slow-accept"])
+                                        "download", "slow-accept", "front"])
     parser.add_argument("--server", default="10.77.0.2")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--think-ms", type=float, default=0)
@@ -174,6 +230,10 @@ def main():
     parser.add_argument("--connections", type=int, default=1)
     parser.add_argument("--client-think-ms", type=float, default=0)
     parser.add_argument("--between-connections-ms", type=float, default=0)
+    parser.add_argument("--parallel", type=int, default=1, help="client connections at once")
+    parser.add_argument("--back", default="10.77.1.2")
+    parser.add_argument("--back-port", type=int, default=9090)
+    parser.add_argument("--pool-size", type=int, default=8)
     parser.add_argument("--connect-timeout", type=float, default=30)
     parser.add_argument("--close-after", type=int, default=0, help="requests before the server closes")
     parser.add_argument("--stall-every-s", type=float, default=0)
@@ -190,7 +250,7 @@ def main():
     parser.add_argument("--accept-every-s", type=float, default=1.0)
     args = parser.parse_args()
     apps = {"rr-server": rr_server, "rr-client": rr_client, "sink": sink, "source": source,
-            "upload": upload, "download": download, "slow-accept": slow_accept}
+            "upload": upload, "download": download, "slow-accept": slow_accept, "front": front}
     apps[args.app](args)
 
 

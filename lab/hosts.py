@@ -7,9 +7,11 @@ import time
 
 from wire import Wire
 
-CLIENT_NS, SERVER_NS = "twlab-client", "twlab-server"
+CLIENT_NS, SERVER_NS, BACK_NS = "twlab-client", "twlab-server", "twlab-back"
 CLIENT_TAP, SERVER_TAP = "twlab-tc", "twlab-ts"
 CLIENT_IP, SERVER_IP = "10.77.0.1", "10.77.0.2"
+# The back tier hangs off the server on a plain veth pair: its link is not under test.
+SERVER_BACK_IP, BACK_IP = "10.77.1.1", "10.77.1.2"
 
 
 def sh(*command, check=True):
@@ -21,13 +23,15 @@ def in_ns(ns, *command):
 
 
 def remove_hosts():
-    for ns in (CLIENT_NS, SERVER_NS):
+    for ns in (CLIENT_NS, SERVER_NS, BACK_NS):
         sh("ip", "netns", "del", ns, check=False)
 
 
 @contextlib.contextmanager
-def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sysctls=None):
-    """Two hosts with a wire between them; yields the running wire."""
+def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sysctls=None,
+          back_tier=False):
+    """Two hosts with a wire between them, and optionally a back-tier host
+    behind the server; yields the running wire."""
     remove_hosts()
     for ns in (CLIENT_NS, SERVER_NS):
         sh("ip", "netns", "add", ns)
@@ -42,6 +46,8 @@ def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sy
         sh("ip", "-n", ns, "link", "set", tap, "up")
         for key, value in (sysctls or {}).items():
             sh(*in_ns(ns, "sysctl", "-qw", f"{key}={value}"))
+    if back_tier:
+        add_back_tier()
     stop = threading.Event()
     relay = threading.Thread(target=wire.run, args=(stop,), daemon=True)
     relay.start()
@@ -51,6 +57,17 @@ def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sy
         stop.set()
         relay.join()
         remove_hosts()
+
+
+def add_back_tier():
+    sh("ip", "netns", "add", BACK_NS)
+    sh("ip", "-n", BACK_NS, "link", "set", "lo", "up")
+    sh("ip", "link", "add", "twlab-vs", "netns", SERVER_NS, "type", "veth",
+       "peer", "name", "twlab-vb", "netns", BACK_NS)
+    for ns, device, ip in ((SERVER_NS, "twlab-vs", SERVER_BACK_IP), (BACK_NS, "twlab-vb", BACK_IP)):
+        sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", device)
+        sh("ip", "-n", ns, "link", "set", device, "up")
+        sh(*in_ns(ns, "ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"), check=False)
 
 
 @contextlib.contextmanager
@@ -68,8 +85,11 @@ def running(ns, *command):
 
 @contextlib.contextmanager
 def recording(points, path_for, snaplen=128):
-    """tcpdump on the chosen capture points ("client", "server"); yields nothing."""
-    taps = {"client": (CLIENT_NS, CLIENT_TAP), "server": (SERVER_NS, SERVER_TAP)}
+    """tcpdump on the chosen capture points: "client" and "server" are the
+    two ends of the wire, "server-any" every interface of the server (its
+    front and back tier sides). Yields nothing."""
+    taps = {"client": (CLIENT_NS, CLIENT_TAP), "server": (SERVER_NS, SERVER_TAP),
+            "server-any": (SERVER_NS, "any")}
     processes = []
     for point in points:
         ns, tap = taps[point]

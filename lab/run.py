@@ -15,7 +15,8 @@ import sys
 import time
 
 import measure
-from hosts import CLIENT_IP, CLIENT_NS, SERVER_IP, SERVER_NS, hosts, in_ns, recording, running
+from hosts import (BACK_IP, BACK_NS, CLIENT_IP, CLIENT_NS, SERVER_IP, SERVER_NS, hosts, in_ns,
+                   recording, running)
 from wire import DropRule
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -260,6 +261,29 @@ def port_reuse():
              f"8 connections on {len(ports)} client ports")
 
 
+def pool_queueing():
+    """Twelve clients at once call a front tier whose pool to the back tier
+    opens one connection a second: requests queue for the pool."""
+    wire = {"delay_ms": 1.0}
+
+    def run():
+        with running(BACK_NS, *APPS, "rr-server", "--port", "9090", "--think-ms", "20"):
+            client("rr-client", "--parallel", "12", "--requests", "25")
+
+    path = record("pool_queueing", ["front", "--pool-size", "8"], run, points=("server-any",),
+                  wire={**wire, "back_tier": True})["server-any"]
+    syns = measure.syn_times_by_stream(measure.packets(path))
+    front = sorted(times[0] for (_, port), times in syns.items() if port == 8080)
+    back = sorted(times[0] for (_, port), times in syns.items() if port == 9090)
+    interval = measure.median(measure.gaps_ms(back)) / 1000
+    manifest("pool_queueing", ["connection_pool_queueing"], path, "server (any interface)",
+             {**wire, "back_tier": f"{BACK_IP}:9090 behind the server, think time 20 ms"},
+             {"front_connections": len(front), "back_connections": len(back),
+              "back_connection_interval_s": round(interval, 2)},
+             f"{len(front)} client connections wait on a pool that grew to {len(back)} "
+             f"connections, one every {interval:.2f} s")
+
+
 def healthy():
     wire = {"delay_ms": 1.0}
     server = ["rr-server", "--chunks", "2000", "--nodelay", "1"]
@@ -274,7 +298,8 @@ def healthy():
 SCENARIOS = {f.__name__: f for f in (
     delayed_ack, nagle_delayed_ack, receive_window_limit, zero_window, loss_bursts_downstream,
     loss_upstream, syn_drops, server_think_time, small_writes, periodic_stalls,
-    chatty_high_rtt, link_rate_limit, odd_segments_delayed_ack, port_reuse, healthy)}
+    chatty_high_rtt, link_rate_limit, odd_segments_delayed_ack, port_reuse, pool_queueing,
+    healthy)}
 
 
 def main():

@@ -203,6 +203,32 @@ fn check_with_engine(name: &str, capture: &Path, expect: &Value) {
     }
 }
 
+/// The front tier's connections arrive at once; the pool's open one a second.
+fn check_pool(capture: &Path, expect: &Value) {
+    let conns = connections(capture);
+    let starts_on = |port: &str| -> Vec<f64> {
+        conns
+            .iter()
+            .filter(|c| c["server"].as_str().unwrap().ends_with(port))
+            .map(|c| c["first_ns"].as_i64().unwrap() as f64 / 1e9)
+            .collect()
+    };
+    let front = starts_on(":8080");
+    let back = starts_on(":9090");
+    assert_eq!(
+        front.len() as u64,
+        expect["front_connections"].as_u64().unwrap()
+    );
+    assert_eq!(
+        back.len() as u64,
+        expect["back_connections"].as_u64().unwrap()
+    );
+    let intervals = back.windows(2).map(|pair| pair[1] - pair[0]).collect();
+    let interval = expect["back_connection_interval_s"].as_f64().unwrap();
+    close(median(intervals), interval, "pool growth interval");
+    close(interval, 1.0, "the pool grows one connection a second");
+}
+
 fn check_syn_retries(capture: &Path, expect: &Value) {
     let conns = connections(capture);
     let answered = conns
@@ -276,13 +302,16 @@ fn check_timing(capture: &Path, expect: &Value) {
 #[test]
 fn every_lab_capture_shows_the_figures_its_manifest_names() {
     let manifests = manifests();
-    assert!(manifests.len() >= 15, "expected the 15 lab scenarios");
+    assert!(manifests.len() >= 16, "expected the 16 lab scenarios");
     for manifest in &manifests {
         let name = manifest["scenario"].as_str().unwrap();
         let capture = captures_dir().join(manifest["capture"].as_str().unwrap());
         let expect = &manifest["expect"];
         println!("checking {name}: {}", manifest["figure"]);
         check_with_engine(name, &capture, expect);
+        if expect.get("back_connections").is_some() {
+            check_pool(&capture, expect);
+        }
         if expect.get("syn_retry_after_s").is_some() {
             check_syn_retries(&capture, expect);
         }
