@@ -20,4 +20,4 @@ pub use summary::{
     Close, ConnectionSummary, DirectionSummary, Handshake, Retransmissions, RttStats, SynOptions,
     WindowStats,
 };
-pub use tracker::Tracker;
+pub use tracker::{Tracked, Tracker};

@@ -6,7 +6,7 @@ use decode::{Endpoint, Segment};
 use rustc_hash::FxHashMap;
 
 use crate::connection::Connection;
-use crate::event::{Event, EventKind};
+use crate::event::{Direction, Event, EventKind};
 use crate::summary::ConnectionSummary;
 
 /// A closed connection is summarized once this much capture time passes without packets.
@@ -27,6 +27,15 @@ fn flow_key(segment: &Segment) -> FlowKey {
     }
 }
 
+/// Where a segment landed: its connection and direction, and whether it
+/// carried data sent before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tracked {
+    pub connection: u64,
+    pub direction: Direction,
+    pub resent: bool,
+}
+
 /// Follows every connection of a capture, one segment at a time.
 #[derive(Default)]
 pub struct Tracker {
@@ -43,8 +52,8 @@ impl Tracker {
         Self::default()
     }
 
-    /// Analyses one segment, queueing the events it raises.
-    pub fn process(&mut self, segment: &Segment) {
+    /// Analyses one segment, queueing the events it raises, and says where it landed.
+    pub fn process(&mut self, segment: &Segment) -> Tracked {
         self.latest_ns = self.latest_ns.max(segment.timestamp_ns);
         let key = flow_key(segment);
         let connection = match self.live.entry(key) {
@@ -88,9 +97,17 @@ impl Tracker {
                 },
             });
         }
+        let tracked = Tracked {
+            connection: connection.id,
+            direction,
+            resent: flagged.has(EventKind::Retransmission)
+                || flagged.has(EventKind::FastRetransmission)
+                || flagged.has(EventKind::SpuriousRetransmission),
+        };
         if self.latest_ns - self.last_sweep_ns > SWEEP_INTERVAL_NS {
             self.sweep();
         }
+        tracked
     }
 
     /// Takes the events raised since the last call, in frame order.

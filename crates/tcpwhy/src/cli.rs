@@ -6,13 +6,14 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::output::{self, Format};
-use crate::pipeline::{self, Analysis};
+use crate::pipeline::{self, Analysis, Stages};
 use crate::progress::Progress;
 
 const EXAMPLES: &str = "\
 Examples:
   tcpwhy connections trace.pcap
   tcpwhy connections ring-*.pcapng.gz --format json | jq .
+  tcpwhy transactions trace.pcap --format csv > transactions.csv
   tcpdump -i eth0 -w - | tcpwhy events - --format csv
 
 Exit codes:
@@ -32,6 +33,9 @@ enum Command {
     Connections(InputArgs),
     /// Every analysis event (retransmission, duplicate_ack, zero_window, ...) with its frame.
     Events(InputArgs),
+    /// Request/response transactions with server and client think time, and
+    /// duration statistics per transaction signature.
+    Transactions(InputArgs),
 }
 
 #[derive(Args)]
@@ -82,6 +86,7 @@ pub fn run() -> ExitCode {
     let outcome = match cli.command {
         Command::Connections(input) => connections(&input),
         Command::Events(input) => events(&input),
+        Command::Transactions(input) => transactions(&input),
     };
     match outcome {
         Ok(code) => code,
@@ -102,15 +107,28 @@ fn progress_for(input: &InputArgs) -> Progress {
     Progress::new(total, input.quiet)
 }
 
-fn connections(input: &InputArgs) -> io::Result<ExitCode> {
-    let analysis = match pipeline::analyze(&input.files, progress_for(input), |_| {}) {
+/// Runs the pipeline and writes its results with `write`.
+fn report(
+    input: &InputArgs,
+    stages: Stages,
+    write: fn(&mut dyn Write, Format, &Analysis) -> io::Result<()>,
+) -> io::Result<ExitCode> {
+    let analysis = match pipeline::analyze(&input.files, stages, progress_for(input), |_| {}) {
         Ok(analysis) => analysis,
         Err(error) => return Ok(bad_input(&error)),
     };
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
-    output::connections(&mut out, input.format.into(), &analysis)?;
+    write(&mut out, input.format.into(), &analysis)?;
     out.flush()?;
     Ok(finish(&analysis))
+}
+
+fn connections(input: &InputArgs) -> io::Result<ExitCode> {
+    report(input, Stages::default(), output::connections)
+}
+
+fn transactions(input: &InputArgs) -> io::Result<ExitCode> {
+    report(input, Stages { transactions: true }, output::transactions)
 }
 
 fn events(input: &InputArgs) -> io::Result<ExitCode> {
@@ -118,11 +136,16 @@ fn events(input: &InputArgs) -> io::Result<ExitCode> {
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
     let mut writer = output::EventWriter::new(format);
     let mut write_error = None;
-    let result = pipeline::analyze(&input.files, progress_for(input), |event| {
-        if write_error.is_none() {
-            write_error = writer.write(&mut out, event).err();
-        }
-    });
+    let result = pipeline::analyze(
+        &input.files,
+        Stages::default(),
+        progress_for(input),
+        |event| {
+            if write_error.is_none() {
+                write_error = writer.write(&mut out, event).err();
+            }
+        },
+    );
     if let Some(error) = write_error {
         return Err(error);
     }

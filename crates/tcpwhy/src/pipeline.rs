@@ -8,6 +8,7 @@ use std::thread;
 use capture::{CaptureError, Frame, MergedReader};
 use decode::Skip;
 use tcp::{ConnectionSummary, Event, Tracker};
+use transactions::{Builder, Transaction};
 
 use crate::progress::Progress;
 
@@ -21,6 +22,8 @@ const HEADER_BYTES: usize = 192;
 /// What a pass over the capture produced.
 pub struct Analysis {
     pub connections: Vec<ConnectionSummary>,
+    /// Empty unless asked for.
+    pub transactions: Vec<Transaction>,
     pub counts: Counts,
     /// The error that stopped the read, if any: the results are then partial.
     pub error: Option<CaptureError>,
@@ -108,9 +111,16 @@ impl Batch {
     }
 }
 
+/// Which later stages a command needs.
+#[derive(Clone, Copy, Default)]
+pub struct Stages {
+    pub transactions: bool,
+}
+
 /// Reads every file once, calling `on_event` for each analysis event as it is raised.
 pub fn analyze(
     paths: &[String],
+    stages: Stages,
     progress: Progress,
     mut on_event: impl FnMut(&Event),
 ) -> Result<Analysis, CaptureError> {
@@ -118,13 +128,17 @@ pub fn analyze(
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
     let reading = thread::spawn(move || read(reader, sender, progress));
     let mut tracker = Tracker::new();
+    let mut builder = stages.transactions.then(Builder::new);
     let mut counts = Counts::default();
     for batch in receiver {
         for frame in batch.frames() {
             match decode::decode(&frame) {
                 Ok(segment) => {
                     counts.tcp_segments += 1;
-                    tracker.process(&segment);
+                    let tracked = tracker.process(&segment);
+                    if let Some(builder) = &mut builder {
+                        builder.observe(tracked, segment.timestamp_ns, segment.payload_len);
+                    }
                 }
                 Err(skip) => counts.skipped.add(skip),
             }
@@ -137,6 +151,7 @@ pub fn analyze(
     counts.frames = frames;
     Ok(Analysis {
         connections: tracker.finish(),
+        transactions: builder.map(Builder::finish).unwrap_or_default(),
         counts,
         error,
     })

@@ -111,6 +111,40 @@ fn direction_cells(out: &mut impl Write, d: &DirectionSummary) -> io::Result<()>
     )
 }
 
+const TRANSACTION_COLUMNS: &str = "connection,index,signature,request_start_ns,request_end_ns,\
+response_start_ns,response_end_ns,duration_ms,request_transfer_ms,server_think_ms,\
+response_transfer_ms,client_think_ms,request_bytes,response_bytes,request_packets,\
+response_packets,retransmissions";
+
+pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    writeln!(out, "{TRANSACTION_COLUMNS}")?;
+    let cell = |value: Option<i64>| value.map(|v| v.to_string()).unwrap_or_default();
+    for t in &analysis.transactions {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{:.3},{:.3},{},{},{},{},{},{},{},{}",
+            t.connection,
+            t.index,
+            t.signature,
+            t.request_start_ns,
+            t.request_end_ns,
+            cell(t.response_start_ns),
+            cell(t.response_end_ns),
+            t.duration_ms,
+            t.request_transfer_ms,
+            optional(t.server_think_ms),
+            optional(t.response_transfer_ms),
+            optional(t.client_think_ms),
+            t.request_bytes,
+            t.response_bytes,
+            t.request_packets,
+            t.response_packets,
+            t.retransmissions,
+        )?;
+    }
+    Ok(())
+}
+
 pub fn event_header(out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "{EVENT_COLUMNS}")
 }

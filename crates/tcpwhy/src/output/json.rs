@@ -18,6 +18,7 @@ struct Line<'a, T> {
 #[derive(Serialize)]
 struct End<'a> {
     connections: usize,
+    transactions: usize,
     #[serde(flatten)]
     counts: &'a Counts,
     /// True when an error stopped the read: everything above is what came before it.
@@ -65,6 +66,16 @@ fn serialize(connections: &[ConnectionSummary]) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    for transaction in &analysis.transactions {
+        line(out, "transaction", transaction)?;
+    }
+    for signature in transactions::by_signature(&analysis.transactions) {
+        line(out, "signature", &signature)?;
+    }
+    end(out, analysis)
+}
+
 pub fn event(out: &mut impl Write, event: &Event) -> io::Result<()> {
     line(out, "event", event)
 }
@@ -72,6 +83,7 @@ pub fn event(out: &mut impl Write, event: &Event) -> io::Result<()> {
 pub fn end(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
     let end = End {
         connections: analysis.connections.len(),
+        transactions: analysis.transactions.len(),
         counts: &analysis.counts,
         partial: analysis.error.is_some(),
         error: analysis.error.as_ref().map(ToString::to_string),

@@ -1,7 +1,8 @@
 //! Writes results as a terminal table, JSON lines or CSV.
 //!
 //! The JSON shape is documented in README.md and kept stable: one object per
-//! line, each with a `type` (`connection`, `event`, then one `end`).
+//! line, each with a `type` (`connection`, `event`, `transaction`,
+//! `signature`, then one `end`).
 
 mod csv;
 mod json;
@@ -21,11 +22,24 @@ pub enum Format {
 }
 
 /// Writes every connection of the analysis in `format`.
-pub fn connections(out: &mut impl Write, format: Format, analysis: &Analysis) -> io::Result<()> {
+pub fn connections(mut out: &mut dyn Write, format: Format, analysis: &Analysis) -> io::Result<()> {
     match format {
-        Format::Table => table::connections(out, analysis),
-        Format::Json => json::connections(out, analysis),
-        Format::Csv => csv::connections(out, analysis),
+        Format::Table => table::connections(&mut out, analysis),
+        Format::Json => json::connections(&mut out, analysis),
+        Format::Csv => csv::connections(&mut out, analysis),
+    }
+}
+
+/// Writes the transactions and their per-signature statistics in `format`.
+pub fn transactions(
+    mut out: &mut dyn Write,
+    format: Format,
+    analysis: &Analysis,
+) -> io::Result<()> {
+    match format {
+        Format::Table => table::transactions(&mut out, analysis),
+        Format::Json => json::transactions(&mut out, analysis),
+        Format::Csv => csv::transactions(&mut out, analysis),
     }
 }
 

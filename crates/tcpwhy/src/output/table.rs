@@ -95,6 +95,61 @@ fn connection_row(out: &mut impl Write, c: &ConnectionSummary) -> io::Result<()>
     )
 }
 
+/// Transactions listed in the table; the rest are in `--format csv` or `json`.
+const SLOWEST_SHOWN: usize = 20;
+
+pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:<28} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "signature", "count", "min ms", "mean ms", "p50 ms", "p90 ms", "max ms"
+    )?;
+    for s in transactions::by_signature(&analysis.transactions) {
+        writeln!(
+            out,
+            "{:<28} {:>8} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
+            s.signature, s.count, s.min_ms, s.mean_ms, s.p50_ms, s.p90_ms, s.max_ms
+        )?;
+    }
+    let mut slowest: Vec<_> = analysis.transactions.iter().collect();
+    slowest.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
+    slowest.truncate(SLOWEST_SHOWN);
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:>6} {:>4}  {:<28} {:>11} {:>12} {:>12} {:>12} {:>8}",
+        "conn",
+        "#",
+        "slowest transactions",
+        "duration ms",
+        "request ms",
+        "server ms",
+        "response ms",
+        "retrans"
+    )?;
+    let shown = |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.2}"));
+    for t in slowest {
+        writeln!(
+            out,
+            "{:>6} {:>4}  {:<28} {:>11.2} {:>12.2} {:>12} {:>12} {:>8}",
+            t.connection,
+            t.index,
+            t.signature,
+            t.duration_ms,
+            t.request_transfer_ms,
+            shown(t.server_think_ms),
+            shown(t.response_transfer_ms),
+            t.retransmissions
+        )?;
+    }
+    footer(
+        out,
+        analysis,
+        analysis.transactions.len() as u64,
+        "transactions",
+    )
+}
+
 pub fn event(out: &mut impl Write, e: &Event, first: bool) -> io::Result<()> {
     if first {
         writeln!(

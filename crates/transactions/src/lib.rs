@@ -1,0 +1,180 @@
+//! Connections' payload turns in, request/response transactions out.
+//!
+//! A generic decoder for any TCP protocol, even on payload-scrubbed captures:
+//! a transaction is the client's data up to the server's reply, and the
+//! server's data up to the client's next request. Each gets its timing
+//! (request, server think time, response transfer, client think time), its
+//! bytes and packets each way, the retransmissions inside it, and a signature
+//! stable across repeats (`blk[127]-blk[3xxx]`). Naming requests from their
+//! payload (HTTP, TLS) is not done here yet.
+
+mod signature;
+mod stats;
+
+use serde::Serialize;
+use tcp::{Direction, Tracked};
+
+pub use signature::size_bucket;
+pub use stats::{by_signature, SignatureStats};
+
+/// One request and its response on one connection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Transaction {
+    pub connection: u64,
+    /// Position within its connection, from 1.
+    pub index: u32,
+    pub signature: String,
+    pub request_start_ns: i64,
+    pub request_end_ns: i64,
+    pub response_start_ns: Option<i64>,
+    pub response_end_ns: Option<i64>,
+    /// Request start to response end (or request end when unanswered).
+    pub duration_ms: f64,
+    pub request_transfer_ms: f64,
+    /// Last request byte to first response byte, at the capture point.
+    pub server_think_ms: Option<f64>,
+    pub response_transfer_ms: Option<f64>,
+    /// Last response byte to the next request on the same connection.
+    pub client_think_ms: Option<f64>,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+    pub request_packets: u64,
+    pub response_packets: u64,
+    pub retransmissions: u64,
+}
+
+fn ms(from_ns: i64, to_ns: i64) -> f64 {
+    (to_ns - from_ns) as f64 / 1e6
+}
+
+/// A transaction still being assembled.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    index: u32,
+    request_start_ns: i64,
+    request_end_ns: i64,
+    response: Option<(i64, i64)>,
+    request_bytes: u64,
+    response_bytes: u64,
+    request_packets: u64,
+    response_packets: u64,
+    retransmissions: u64,
+}
+
+impl Open {
+    fn new(index: u32, at_ns: i64) -> Self {
+        Open {
+            index,
+            request_start_ns: at_ns,
+            request_end_ns: at_ns,
+            response: None,
+            request_bytes: 0,
+            response_bytes: 0,
+            request_packets: 0,
+            response_packets: 0,
+            retransmissions: 0,
+        }
+    }
+
+    fn close(self, connection: u64, next_request_ns: Option<i64>) -> Transaction {
+        let end_ns = self.response.map_or(self.request_end_ns, |(_, end)| end);
+        Transaction {
+            connection,
+            index: self.index,
+            signature: signature::of(self.request_bytes, self.response_bytes),
+            request_start_ns: self.request_start_ns,
+            request_end_ns: self.request_end_ns,
+            response_start_ns: self.response.map(|(start, _)| start),
+            response_end_ns: self.response.map(|(_, end)| end),
+            duration_ms: ms(self.request_start_ns, end_ns),
+            request_transfer_ms: ms(self.request_start_ns, self.request_end_ns),
+            server_think_ms: self
+                .response
+                .map(|(start, _)| ms(self.request_end_ns, start)),
+            response_transfer_ms: self.response.map(|(start, end)| ms(start, end)),
+            client_think_ms: self
+                .response
+                .zip(next_request_ns)
+                .map(|((_, end), next)| ms(end, next)),
+            request_bytes: self.request_bytes,
+            response_bytes: self.response_bytes,
+            request_packets: self.request_packets,
+            response_packets: self.response_packets,
+            retransmissions: self.retransmissions,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct ConnectionTurns {
+    open: Option<Open>,
+    count: u32,
+}
+
+/// Collects transactions from segments as the tracker places them.
+#[derive(Debug, Default)]
+pub struct Builder {
+    connections: rustc_hash::FxHashMap<u64, ConnectionTurns>,
+    done: Vec<Transaction>,
+}
+
+impl Builder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes one segment with payload; segments without payload change nothing.
+    pub fn observe(&mut self, tracked: Tracked, timestamp_ns: i64, payload_len: u32) {
+        if payload_len == 0 {
+            return;
+        }
+        let turns = self.connections.entry(tracked.connection).or_default();
+        let bytes = u64::from(payload_len);
+        match tracked.direction {
+            Direction::ClientToServer => {
+                let answered = turns.open.is_some_and(|open| open.response.is_some());
+                if answered && !tracked.resent {
+                    let finished = turns.open.take().expect("an open transaction");
+                    self.done
+                        .push(finished.close(tracked.connection, Some(timestamp_ns)));
+                }
+                let open = turns.open.get_or_insert_with(|| {
+                    turns.count += 1;
+                    Open::new(turns.count, timestamp_ns)
+                });
+                open.request_packets += 1;
+                open.request_bytes += bytes;
+                open.retransmissions += u64::from(tracked.resent);
+                if !tracked.resent {
+                    open.request_end_ns = open.request_end_ns.max(timestamp_ns);
+                }
+            }
+            Direction::ServerToClient => {
+                let open = turns.open.get_or_insert_with(|| {
+                    turns.count += 1;
+                    Open::new(turns.count, timestamp_ns)
+                });
+                open.response_packets += 1;
+                open.response_bytes += bytes;
+                open.retransmissions += u64::from(tracked.resent);
+                let (start, end) = open.response.get_or_insert((timestamp_ns, timestamp_ns));
+                if !tracked.resent {
+                    *start = (*start).min(timestamp_ns);
+                    *end = (*end).max(timestamp_ns);
+                }
+            }
+        }
+    }
+
+    /// Every transaction, in the order each began.
+    pub fn finish(mut self) -> Vec<Transaction> {
+        for (connection, turns) in self.connections.drain() {
+            if let Some(open) = turns.open {
+                self.done.push(open.close(connection, None));
+            }
+        }
+        self.done
+            .sort_by_key(|t| (t.request_start_ns, t.connection, t.index));
+        self.done
+    }
+}

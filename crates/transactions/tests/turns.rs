@@ -1,0 +1,95 @@
+//! Transactions assembled from scripted exchanges with known timing.
+
+use capture::Frame;
+use synth::{Conversation, Side, Trace};
+use tcp::Tracker;
+use transactions::{by_signature, Builder, Transaction};
+
+fn transactions_of(trace: &Trace) -> Vec<Transaction> {
+    let mut tracker = Tracker::new();
+    let mut builder = Builder::new();
+    for (index, (timestamp_ns, data)) in trace.frames().enumerate() {
+        let frame = Frame {
+            number: index as u64 + 1,
+            timestamp_ns,
+            link_type: trace.link_type(),
+            data,
+            original_len: data.len() as u32,
+            source: 0,
+        };
+        let segment = decode::decode(&frame).unwrap();
+        builder.observe(
+            tracker.process(&segment),
+            segment.timestamp_ns,
+            segment.payload_len,
+        );
+    }
+    builder.finish()
+}
+
+#[test]
+fn turns_split_into_requests_with_think_times() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    conn.send(&mut trace, Side::Client, 10.0, 300);
+    conn.send(&mut trace, Side::Client, 11.0, 27);
+    conn.send(&mut trace, Side::Server, 61.0, 1448);
+    conn.send(&mut trace, Side::Server, 62.0, 1448);
+    conn.send(&mut trace, Side::Server, 63.0, 600);
+    conn.ack(&mut trace, Side::Client, 64.0);
+    conn.send(&mut trace, Side::Client, 100.0, 327);
+    let transactions = transactions_of(&trace);
+    assert_eq!(transactions.len(), 2);
+    let first = &transactions[0];
+    assert_eq!(first.signature, "blk[327]-blk[3xxx]");
+    assert_eq!((first.request_bytes, first.response_bytes), (327, 3496));
+    assert_eq!((first.request_packets, first.response_packets), (2, 3));
+    assert_eq!(first.request_transfer_ms, 1.0);
+    assert_eq!(first.server_think_ms, Some(50.0));
+    assert_eq!(first.response_transfer_ms, Some(2.0));
+    assert_eq!(first.client_think_ms, Some(37.0));
+    assert_eq!(first.duration_ms, 53.0);
+    let second = &transactions[1];
+    assert_eq!(
+        (second.index, second.signature.as_str()),
+        (2, "blk[327]-none")
+    );
+    assert_eq!(second.server_think_ms, None);
+}
+
+#[test]
+fn a_resent_request_segment_counts_as_a_retransmission_not_a_new_request() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    let seq = conn.send(&mut trace, Side::Client, 10.0, 100);
+    conn.send_at(&mut trace, Side::Client, 310.0, seq, 100);
+    conn.send(&mut trace, Side::Server, 312.0, 50);
+    let transactions = transactions_of(&trace);
+    assert_eq!(transactions.len(), 1);
+    assert_eq!(transactions[0].retransmissions, 1);
+    assert_eq!(transactions[0].request_bytes, 200);
+    assert_eq!(transactions[0].server_think_ms, Some(302.0));
+}
+
+#[test]
+fn statistics_per_signature_give_percentiles() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    for i in 0..10 {
+        let start = 10.0 + f64::from(i) * 100.0;
+        conn.send(&mut trace, Side::Client, start, 40);
+        conn.send(&mut trace, Side::Server, start + f64::from(i + 1), 900);
+    }
+    let stats = by_signature(&transactions_of(&trace));
+    assert_eq!(stats.len(), 1);
+    let row = &stats[0];
+    assert_eq!(
+        (row.signature.as_str(), row.count),
+        ("blk[40]-blk[900]", 10)
+    );
+    assert_eq!((row.min_ms, row.max_ms, row.mean_ms), (1.0, 10.0, 5.5));
+    assert_eq!((row.p50_ms, row.p90_ms), (6.0, 9.0));
+}
