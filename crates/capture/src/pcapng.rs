@@ -210,44 +210,38 @@ impl Pcapng {
     }
 
     fn enhanced_packet(&self, body: &[u8], block_at: u64) -> Result<Pending, ReadError> {
-        const DATA_AT: usize = 20;
         let fields = self.fields(body);
-        let parsed = (|| {
-            Some((
-                fields.u32(0)?,
-                fields.u64_split(4)?,
-                fields.u32(12)?,
-                fields.u32(16)?,
-            ))
-        })();
-        let (id, ticks, captured, original) =
-            parsed.ok_or_else(|| ReadError::at(block_at, "truncated enhanced packet block"))?;
-        let interface = self.interface(id, block_at)?;
-        packet(
-            interface,
-            ticks,
-            DATA_AT,
-            captured,
-            original,
-            body.len(),
-            block_at,
-        )
+        let interface = fields.u32(0);
+        self.packet_with_header(body, interface, block_at, "truncated enhanced packet block")
     }
 
     fn obsolete_packet(&self, body: &[u8], block_at: u64) -> Result<Pending, ReadError> {
+        let interface = self.fields(body).u16(0).map(u32::from);
+        self.packet_with_header(body, interface, block_at, "truncated packet block")
+    }
+
+    /// EPB and the obsolete PB share their layout after the interface id:
+    /// timestamp (high, low), captured length, original length, data.
+    fn packet_with_header(
+        &self,
+        body: &[u8],
+        interface: Option<u32>,
+        block_at: u64,
+        truncated: &str,
+    ) -> Result<Pending, ReadError> {
         const DATA_AT: usize = 20;
         let fields = self.fields(body);
         let parsed = (|| {
             Some((
-                fields.u16(0)?,
+                interface?,
                 fields.u64_split(4)?,
                 fields.u32(12)?,
                 fields.u32(16)?,
             ))
         })();
         let (id, ticks, captured, original) =
-            parsed.ok_or_else(|| ReadError::at(block_at, "truncated packet block"))?;
-        let interface = self.interface(u32::from(id), block_at)?;
+            parsed.ok_or_else(|| ReadError::at(block_at, truncated))?;
+        let interface = self.interface(id, block_at)?;
         packet(
             interface,
             ticks,

@@ -85,6 +85,21 @@ impl Trace {
             .map(move |(time, frame)| (*time, &frame[..frame.len().min(snaplen)]))
     }
 
+    /// The frames as the capture stage hands them on, numbered from 1.
+    pub fn captured_frames(&self) -> impl Iterator<Item = capture::Frame<'_>> {
+        let link_type = self.link_type();
+        self.frames()
+            .enumerate()
+            .map(move |(index, (timestamp_ns, data))| capture::Frame {
+                number: index as u64 + 1,
+                timestamp_ns,
+                link_type,
+                data,
+                original_len: data.len() as u32,
+                source: 0,
+            })
+    }
+
     pub fn link_type(&self) -> u32 {
         self.link.link_type()
     }

@@ -1,21 +1,12 @@
 //! The tracker on scripted exchanges whose right answer is known by construction.
 
-use capture::Frame;
 use synth::{Conversation, Side, Trace};
 use tcp::{ConnectionSummary, Event, EventKind, Tracker};
 
 fn run(trace: &Trace) -> (Vec<ConnectionSummary>, Vec<Event>) {
     let mut tracker = Tracker::new();
     let mut events = Vec::new();
-    for (index, (timestamp_ns, data)) in trace.frames().enumerate() {
-        let frame = Frame {
-            number: index as u64 + 1,
-            timestamp_ns,
-            link_type: trace.link_type(),
-            data,
-            original_len: data.len() as u32,
-            source: 0,
-        };
+    for frame in trace.captured_frames() {
         tracker.process(&decode::decode(&frame).expect("scripted frames are TCP"));
         events.extend(tracker.drain_events());
     }

@@ -1,6 +1,5 @@
 //! Transactions assembled from scripted exchanges with known timing.
 
-use capture::Frame;
 use synth::{Conversation, Side, Trace};
 use tcp::Tracker;
 use transactions::{by_signature, Builder, Transaction};
@@ -8,15 +7,7 @@ use transactions::{by_signature, Builder, Transaction};
 fn transactions_of(trace: &Trace) -> Vec<Transaction> {
     let mut tracker = Tracker::new();
     let mut builder = Builder::new();
-    for (index, (timestamp_ns, data)) in trace.frames().enumerate() {
-        let frame = Frame {
-            number: index as u64 + 1,
-            timestamp_ns,
-            link_type: trace.link_type(),
-            data,
-            original_len: data.len() as u32,
-            source: 0,
-        };
+    for frame in trace.captured_frames() {
         let segment = decode::decode(&frame).unwrap();
         builder.observe(
             tracker.process(&segment),
