@@ -15,11 +15,7 @@ impl MergedReader {
             .iter()
             .map(|path| open(path))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self::from_readers(readers))
-    }
-
-    pub fn from_readers(readers: Vec<CaptureReader>) -> MergedReader {
-        MergedReader { readers, frames: 0 }
+        Ok(MergedReader { readers, frames: 0 })
     }
 
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {

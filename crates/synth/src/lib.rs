@@ -44,7 +44,6 @@ impl Side {
 pub struct Trace {
     link: Link,
     records: Vec<(i64, Vec<u8>)>,
-    snaplen: usize,
 }
 
 const PCAP_MAGIC_MICROS: u32 = 0xa1b2_c3d4;
@@ -56,18 +55,11 @@ impl Trace {
         Trace {
             link,
             records: Vec::new(),
-            snaplen: usize::MAX,
         }
     }
 
     pub fn ethernet() -> Self {
         Self::new(Link::Ethernet)
-    }
-
-    /// Cut every later frame to `snaplen` bytes, as `tcpdump -s` would.
-    pub fn snaplen(&mut self, snaplen: usize) -> &mut Self {
-        self.snaplen = snaplen;
-        self
     }
 
     /// Adds a packet at `time_ms` (milliseconds after the capture's epoch).
@@ -77,12 +69,11 @@ impl Trace {
         self.records.push((timestamp_ns, frame));
     }
 
-    /// Each frame with its timestamp (ns since the epoch), as captured.
+    /// Each frame with its timestamp (ns since the epoch).
     pub fn frames(&self) -> impl Iterator<Item = (i64, &[u8])> {
-        let snaplen = self.snaplen;
         self.records
             .iter()
-            .map(move |(time, frame)| (*time, &frame[..frame.len().min(snaplen)]))
+            .map(|(time, frame)| (*time, frame.as_slice()))
     }
 
     /// The frames as the capture stage hands them on, numbered from 1.
@@ -104,14 +95,6 @@ impl Trace {
         self.link.link_type()
     }
 
-    pub fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
-    }
-
     /// The trace as a little-endian microsecond pcap file, in push order.
     pub fn to_pcap(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -121,13 +104,12 @@ impl Trace {
         out.extend_from_slice(&[0; 8]);
         out.extend_from_slice(&PCAP_MAX_SNAPLEN.to_le_bytes());
         out.extend_from_slice(&self.link.link_type().to_le_bytes());
-        for (timestamp_ns, frame) in &self.records {
-            let captured = &frame[..frame.len().min(self.snaplen)];
+        for (timestamp_ns, captured) in &self.records {
             let micros = timestamp_ns.div_euclid(1000);
             out.extend_from_slice(&(micros.div_euclid(1_000_000) as u32).to_le_bytes());
             out.extend_from_slice(&(micros.rem_euclid(1_000_000) as u32).to_le_bytes());
             out.extend_from_slice(&(captured.len() as u32).to_le_bytes());
-            out.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(captured.len() as u32).to_le_bytes());
             out.extend_from_slice(captured);
         }
         out
@@ -290,11 +272,6 @@ impl Conversation {
     /// RST-ACK from `side`.
     pub fn rst(&mut self, trace: &mut Trace, side: Side, at_ms: f64) {
         trace.push(at_ms, &self.packet(side, Packet::RST | Packet::ACK));
-    }
-
-    /// Client and server addresses.
-    pub fn endpoints(&self) -> (SocketAddr, SocketAddr) {
-        (self.client, self.server)
     }
 }
 

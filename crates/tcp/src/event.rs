@@ -19,13 +19,6 @@ impl Direction {
         }
     }
 
-    pub fn reverse(self) -> Direction {
-        match self {
-            Direction::ClientToServer => Direction::ServerToClient,
-            Direction::ServerToClient => Direction::ClientToServer,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::ClientToServer => "client_to_server",

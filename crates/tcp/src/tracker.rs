@@ -115,11 +115,6 @@ impl Tracker {
         self.events.drain(..)
     }
 
-    /// Connections seen so far, live or retired.
-    pub fn connection_count(&self) -> u64 {
-        self.next_id
-    }
-
     /// Summarizes closed or long-idle connections and frees their state.
     fn sweep(&mut self) {
         self.last_sweep_ns = self.latest_ns;
