@@ -14,6 +14,7 @@ Examples:
   tcpwhy connections trace.pcap
   tcpwhy connections ring-*.pcapng.gz --format json | jq .
   tcpwhy transactions trace.pcap --format csv > transactions.csv
+  tcpwhy timeline trace.pcap --tick 100ms
   tcpdump -i eth0 -w - | tcpwhy events - --format csv
 
 Exit codes:
@@ -36,6 +37,18 @@ enum Command {
     /// Request/response transactions with server and client think time, and
     /// duration statistics per transaction signature.
     Transactions(InputArgs),
+    /// Per-tick series: packets, throughput, retransmissions, lost segments,
+    /// duplicate ACKs, zero windows, new and failed connections, transactions.
+    Timeline(TimelineArgs),
+}
+
+#[derive(Args)]
+struct TimelineArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Tick size, such as 100ms, 1s or 1m; chosen from the capture's length when absent.
+    #[arg(long)]
+    tick: Option<String>,
 }
 
 #[derive(Args)]
@@ -87,6 +100,7 @@ pub fn run() -> ExitCode {
         Command::Connections(input) => connections(&input),
         Command::Events(input) => events(&input),
         Command::Transactions(input) => transactions(&input),
+        Command::Timeline(args) => timeline(&args),
     };
     match outcome {
         Ok(code) => code,
@@ -128,7 +142,55 @@ fn connections(input: &InputArgs) -> io::Result<ExitCode> {
 }
 
 fn transactions(input: &InputArgs) -> io::Result<ExitCode> {
-    report(input, Stages { transactions: true }, output::transactions)
+    let stages = Stages {
+        transactions: true,
+        ..Stages::default()
+    };
+    report(input, stages, output::transactions)
+}
+
+fn timeline(args: &TimelineArgs) -> io::Result<ExitCode> {
+    let tick = match args.tick.as_deref().map(parse_duration_ns).transpose() {
+        Ok(tick) => tick,
+        Err(message) => {
+            eprintln!("tcpwhy: --tick {message}");
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+    };
+    let stages = Stages {
+        timeline: Some(tick),
+        ..Stages::default()
+    };
+    report(&args.input, stages, output::timeline)
+}
+
+/// "250ms", "1s", "5m", "1h" (or plain seconds) as nanoseconds.
+fn parse_duration_ns(text: &str) -> Result<i64, String> {
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "" | "s" => 1e9,
+        "m" => 60e9,
+        "h" => 3600e9,
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (ns, us, ms, s, m, h)"
+            ))
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 100ms or 1s"))?;
+    let nanos = value * scale;
+    if !(1.0..=1e15).contains(&nanos) {
+        return Err(format!("{text:?} is out of range"));
+    }
+    Ok(nanos as i64)
 }
 
 fn events(input: &InputArgs) -> io::Result<ExitCode> {
@@ -168,5 +230,19 @@ fn finish(analysis: &Analysis) -> ExitCode {
     match &analysis.error {
         Some(error) => bad_input(error),
         None => ExitCode::SUCCESS,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration_ns;
+
+    #[test]
+    fn durations_read_with_their_units() {
+        assert_eq!(parse_duration_ns("250ms"), Ok(250_000_000));
+        assert_eq!(parse_duration_ns("2"), Ok(2_000_000_000));
+        assert_eq!(parse_duration_ns("1.5m"), Ok(90_000_000_000));
+        assert!(parse_duration_ns("5 parsecs").is_err());
+        assert!(parse_duration_ns("0s").is_err());
     }
 }

@@ -7,7 +7,8 @@ use std::thread;
 
 use capture::{CaptureError, Frame, MergedReader};
 use decode::Skip;
-use tcp::{ConnectionSummary, Event, Tracker};
+use tcp::{ConnectionSummary, Event, EventKind, Tracker};
+use timeline::{Series, Tick, Timeline};
 use transactions::{Builder, Transaction};
 
 use crate::progress::Progress;
@@ -24,6 +25,8 @@ pub struct Analysis {
     pub connections: Vec<ConnectionSummary>,
     /// Empty unless asked for.
     pub transactions: Vec<Transaction>,
+    /// Empty unless asked for.
+    pub ticks: Vec<Tick>,
     pub counts: Counts,
     /// The error that stopped the read, if any: the results are then partial.
     pub error: Option<CaptureError>,
@@ -115,6 +118,8 @@ impl Batch {
 #[derive(Clone, Copy, Default)]
 pub struct Stages {
     pub transactions: bool,
+    /// Some to build the timeline: with a tick in nanoseconds, or chosen from the capture.
+    pub timeline: Option<Option<i64>>,
 }
 
 /// Reads every file once, calling `on_event` for each analysis event as it is raised.
@@ -128,7 +133,10 @@ pub fn analyze(
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
     let reading = thread::spawn(move || read(reader, sender, progress));
     let mut tracker = Tracker::new();
-    let mut builder = stages.transactions.then(Builder::new);
+    let mut builder = (stages.transactions || stages.timeline.is_some()).then(Builder::new);
+    let mut timeline = stages
+        .timeline
+        .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick));
     let mut counts = Counts::default();
     for batch in receiver {
         for frame in batch.frames() {
@@ -139,22 +147,78 @@ pub fn analyze(
                     if let Some(builder) = &mut builder {
                         builder.observe(tracked, segment.timestamp_ns, segment.payload_len);
                     }
+                    if let Some(timeline) = &mut timeline {
+                        count_segment(timeline, &segment);
+                    }
                 }
                 Err(skip) => counts.skipped.add(skip),
             }
         }
         for event in tracker.drain_events() {
+            if let Some(timeline) = &mut timeline {
+                count_event(timeline, &event);
+            }
             on_event(&event);
         }
     }
     let (frames, error) = reading.join().expect("reader thread panicked");
     counts.frames = frames;
+    let connections = tracker.finish();
+    let transactions = builder.map(Builder::finish).unwrap_or_default();
+    let ticks = match &mut timeline {
+        Some(timeline) => {
+            count_ends(timeline, &connections, &transactions);
+            timeline.ticks()
+        }
+        None => Vec::new(),
+    };
     Ok(Analysis {
-        connections: tracker.finish(),
-        transactions: builder.map(Builder::finish).unwrap_or_default(),
+        connections,
+        transactions,
+        ticks,
         counts,
         error,
     })
+}
+
+fn count_segment(timeline: &mut Timeline, segment: &decode::Segment) {
+    let at = segment.timestamp_ns;
+    timeline.add(at, Series::Packets, 1);
+    timeline.add(at, Series::Bytes, u64::from(segment.wire_len));
+    timeline.add(at, Series::PayloadBytes, u64::from(segment.payload_len));
+}
+
+fn count_event(timeline: &mut Timeline, event: &Event) {
+    let series = match event.kind {
+        EventKind::Retransmission
+        | EventKind::FastRetransmission
+        | EventKind::SpuriousRetransmission => Series::Retransmissions,
+        EventKind::LostSegment => Series::LostSegments,
+        EventKind::DuplicateAck => Series::DuplicateAcks,
+        EventKind::ZeroWindow => Series::ZeroWindows,
+        _ => return,
+    };
+    timeline.add(event.timestamp_ns, series, 1);
+}
+
+/// Connection and transaction counts, known once the read is over.
+fn count_ends(
+    timeline: &mut Timeline,
+    connections: &[ConnectionSummary],
+    transactions: &[Transaction],
+) {
+    for connection in connections {
+        timeline.add(connection.first_ns, Series::NewConnections, 1);
+        if matches!(connection.state, "S0" | "REJ" | "RSTOS0" | "SH") {
+            timeline.add(connection.first_ns, Series::FailedConnections, 1);
+        }
+    }
+    for transaction in transactions {
+        timeline.add(transaction.request_start_ns, Series::TransactionsStarted, 1);
+        if let Some(end) = transaction.response_end_ns {
+            timeline.add(end, Series::TransactionsCompleted, 1);
+        }
+    }
 }
 
 /// Reads frames into batches; returns how many were read and the error that stopped it.

@@ -145,6 +145,34 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     Ok(())
 }
 
+const TICK_COLUMNS: &str = "start_ns,packets,bytes,payload_bytes,throughput_bps,retransmissions,\
+lost_segments,duplicate_acks,zero_windows,new_connections,failed_connections,\
+transactions_started,transactions_completed";
+
+pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    writeln!(out, "{TICK_COLUMNS}")?;
+    for t in &analysis.ticks {
+        writeln!(
+            out,
+            "{},{},{},{},{:.0},{},{},{},{},{},{},{},{}",
+            t.start_ns,
+            t.packets,
+            t.bytes,
+            t.payload_bytes,
+            t.throughput_bps,
+            t.retransmissions,
+            t.lost_segments,
+            t.duplicate_acks,
+            t.zero_windows,
+            t.new_connections,
+            t.failed_connections,
+            t.transactions_started,
+            t.transactions_completed
+        )?;
+    }
+    Ok(())
+}
+
 pub fn event_header(out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "{EVENT_COLUMNS}")
 }

@@ -76,6 +76,13 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     end(out, analysis)
 }
 
+pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    for tick in &analysis.ticks {
+        line(out, "tick", tick)?;
+    }
+    end(out, analysis)
+}
+
 pub fn event(out: &mut impl Write, event: &Event) -> io::Result<()> {
     line(out, "event", event)
 }

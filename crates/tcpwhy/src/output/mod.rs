@@ -2,7 +2,7 @@
 //!
 //! The JSON shape is documented in README.md and kept stable: one object per
 //! line, each with a `type` (`connection`, `event`, `transaction`,
-//! `signature`, then one `end`).
+//! `signature`, `tick`, then one `end`).
 
 mod csv;
 mod json;
@@ -40,6 +40,15 @@ pub fn transactions(
         Format::Table => table::transactions(&mut out, analysis),
         Format::Json => json::transactions(&mut out, analysis),
         Format::Csv => csv::transactions(&mut out, analysis),
+    }
+}
+
+/// Writes one row per tick of the timeline in `format`.
+pub fn timeline(mut out: &mut dyn Write, format: Format, analysis: &Analysis) -> io::Result<()> {
+    match format {
+        Format::Table => table::timeline(&mut out, analysis),
+        Format::Json => json::timeline(&mut out, analysis),
+        Format::Csv => csv::timeline(&mut out, analysis),
     }
 }
 

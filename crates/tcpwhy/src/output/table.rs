@@ -150,6 +150,43 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     )
 }
 
+pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:>12} {:>9} {:>10} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8}",
+        "time s",
+        "packets",
+        "Mbit/s",
+        "retrans",
+        "lost",
+        "dup acks",
+        "zero win",
+        "conns",
+        "failed",
+        "tx start",
+        "tx done"
+    )?;
+    let origin = analysis.ticks.first().map_or(0, |t| t.start_ns);
+    for t in &analysis.ticks {
+        writeln!(
+            out,
+            "{:>12.3} {:>9} {:>10.3} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8}",
+            (t.start_ns - origin) as f64 / 1e9,
+            t.packets,
+            t.throughput_bps / 1e6,
+            t.retransmissions,
+            t.lost_segments,
+            t.duplicate_acks,
+            t.zero_windows,
+            t.new_connections,
+            t.failed_connections,
+            t.transactions_started,
+            t.transactions_completed
+        )?;
+    }
+    footer(out, analysis, analysis.ticks.len() as u64, "ticks")
+}
+
 pub fn event(out: &mut impl Write, e: &Event, first: bool) -> io::Result<()> {
     if first {
         writeln!(

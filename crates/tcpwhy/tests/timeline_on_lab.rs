@@ -1,0 +1,83 @@
+//! `tcpwhy timeline` on lab captures shows the periods they were made with.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Ticks and the closing `end` object of `tcpwhy timeline` on a lab capture.
+fn timeline(name: &str, tick: &str) -> (Vec<Value>, Value) {
+    let capture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/captures/{name}.pcap"));
+    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(["timeline", "--format", "json", "--quiet", "--tick", tick])
+        .arg(capture)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let lines: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let (end, ticks) = lines.split_last().unwrap();
+    (ticks.to_vec(), end.clone())
+}
+
+#[test]
+fn loss_bursts_recur_every_second_and_every_packet_is_counted_once() {
+    let (ticks, end) = timeline("loss_bursts_downstream", "250ms");
+    let packets: u64 = ticks.iter().map(|t| t["packets"].as_u64().unwrap()).sum();
+    assert_eq!(packets, end["frames"].as_u64().unwrap());
+    let lossy: Vec<usize> = ticks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t["retransmissions"].as_u64().unwrap() > 0)
+        .map(|(index, _)| index)
+        .collect();
+    assert!(lossy.len() >= 3, "{lossy:?}");
+    assert!(
+        lossy.windows(2).all(|pair| pair[1] - pair[0] == 4),
+        "bursts at ticks {lossy:?}"
+    );
+}
+
+#[test]
+fn periodic_stalls_leave_silent_ticks_every_one_and_a_half_seconds() {
+    let (ticks, _) = timeline("periodic_stalls", "100ms");
+    let silent: Vec<usize> = ticks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t["payload_bytes"] == 0)
+        .map(|(index, _)| index)
+        .collect();
+    // Each 300 ms stall silences at least two whole 100 ms ticks.
+    let starts: Vec<usize> = silent
+        .iter()
+        .enumerate()
+        .filter(|(i, &tick)| *i == 0 || silent[i - 1] != tick - 1)
+        .map(|(_, &tick)| tick)
+        .collect();
+    assert!(starts.len() >= 3, "{silent:?}");
+    assert!(
+        starts
+            .windows(2)
+            .all(|pair| (14..=16).contains(&(pair[1] - pair[0]))),
+        "{starts:?}"
+    );
+}
+
+#[test]
+fn the_unanswered_connection_counts_as_failed_where_it_began() {
+    let (ticks, _) = timeline("syn_drops", "1s");
+    let failed: u64 = ticks
+        .iter()
+        .map(|t| t["failed_connections"].as_u64().unwrap())
+        .sum();
+    let new: u64 = ticks
+        .iter()
+        .map(|t| t["new_connections"].as_u64().unwrap())
+        .sum();
+    assert_eq!((new, failed), (2, 1));
+    assert_eq!(ticks[0]["failed_connections"], 1);
+}

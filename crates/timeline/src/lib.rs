@@ -1,0 +1,235 @@
+//! Counts in, per-tick series out.
+//!
+//! Whatever happens at an instant (a packet, a retransmission, a new
+//! connection, a transaction ending) is added to the bin of its time. With no
+//! tick given, bins start at one millisecond and widen to the next round tick
+//! (10 ms, 100 ms, 1 s, 10 s, 1 min, ...) whenever there would be more than
+//! [`MAX_BINS`], so memory stays bounded however long the capture; at the end
+//! the series is read out at the round tick chosen from the capture's length. It knows nothing of TCP: the stages before it say what
+//! to count.
+
+use serde::Serialize;
+
+/// Bins kept while reading.
+pub const MAX_BINS: usize = 4096;
+/// Ticks a capture is split into when the user sets none: at most this many.
+const TARGET_TICKS: u64 = 2000;
+const FIRST_BIN_NS: i64 = 1_000_000;
+/// Ticks chosen automatically, in nanoseconds; each divides the next.
+const ROUND_TICKS_NS: [i64; 9] = [
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+    10_000_000_000,
+    60_000_000_000,
+    600_000_000_000,
+    3_600_000_000_000,
+    86_400_000_000_000,
+];
+
+/// The things counted per tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Series {
+    Packets,
+    Bytes,
+    PayloadBytes,
+    Retransmissions,
+    LostSegments,
+    DuplicateAcks,
+    ZeroWindows,
+    NewConnections,
+    FailedConnections,
+    TransactionsStarted,
+    TransactionsCompleted,
+}
+
+const SERIES: usize = 11;
+
+/// One tick of every series.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Tick {
+    pub start_ns: i64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    /// Wire bits per second over the tick.
+    pub throughput_bps: f64,
+    pub retransmissions: u64,
+    pub lost_segments: u64,
+    pub duplicate_acks: u64,
+    pub zero_windows: u64,
+    pub new_connections: u64,
+    pub failed_connections: u64,
+    pub transactions_started: u64,
+    pub transactions_completed: u64,
+}
+
+/// The series being built.
+#[derive(Debug)]
+pub struct Timeline {
+    origin_ns: Option<i64>,
+    bin_ns: i64,
+    /// Set by the user: bins never widen.
+    fixed: bool,
+    bins: Vec<[u64; SERIES]>,
+}
+
+impl Timeline {
+    /// Bins chosen from the capture's length at the end.
+    pub fn new() -> Self {
+        Timeline {
+            origin_ns: None,
+            bin_ns: FIRST_BIN_NS,
+            fixed: false,
+            bins: Vec::new(),
+        }
+    }
+
+    /// Bins of exactly `tick_ns`; times past [`MAX_BINS`] ticks are folded
+    /// into the last one rather than growing memory without end.
+    pub fn with_tick(tick_ns: i64) -> Self {
+        Timeline {
+            bin_ns: tick_ns.max(1),
+            fixed: true,
+            ..Self::new()
+        }
+    }
+
+    /// Adds `amount` to `series` at `at_ns`.
+    pub fn add(&mut self, at_ns: i64, series: Series, amount: u64) {
+        let origin = *self.origin_ns.get_or_insert(at_ns);
+        let offset = (at_ns - origin).max(0);
+        let mut index = (offset / self.bin_ns) as usize;
+        while index >= MAX_BINS && !self.fixed {
+            self.widen();
+            index = (offset / self.bin_ns) as usize;
+        }
+        let index = index.min(MAX_BINS - 1);
+        if self.bins.len() <= index {
+            self.bins.resize(index + 1, [0; SERIES]);
+        }
+        self.bins[index][series as usize] += amount;
+    }
+
+    /// Widens the bins to the next round tick, merging their counts.
+    fn widen(&mut self) {
+        let next = ROUND_TICKS_NS
+            .into_iter()
+            .find(|&tick| tick > self.bin_ns)
+            .unwrap_or(self.bin_ns * 2);
+        let factor = (next / self.bin_ns) as usize;
+        self.bins = self.bins.chunks(factor).map(sum).collect();
+        self.bin_ns = next;
+    }
+
+    /// The tick the series is read out at: the user's, or the smallest round
+    /// tick that splits the capture into at most [`TARGET_TICKS`].
+    pub fn tick_ns(&self) -> i64 {
+        if self.fixed {
+            return self.bin_ns;
+        }
+        let span = self.bins.len() as i64 * self.bin_ns;
+        ROUND_TICKS_NS
+            .into_iter()
+            .filter(|&tick| tick >= self.bin_ns)
+            .find(|&tick| span / tick <= TARGET_TICKS as i64)
+            .unwrap_or(self.bin_ns)
+    }
+
+    /// The series, one entry per tick from the first event to the last.
+    pub fn ticks(&self) -> Vec<Tick> {
+        let Some(origin) = self.origin_ns else {
+            return Vec::new();
+        };
+        let tick_ns = self.tick_ns();
+        let bins_per_tick = (tick_ns / self.bin_ns).max(1) as usize;
+        self.bins
+            .chunks(bins_per_tick)
+            .enumerate()
+            .map(|(index, bins)| tick(origin + index as i64 * tick_ns, tick_ns, sum(bins)))
+            .collect()
+    }
+}
+
+impl Default for Timeline {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn sum(bins: &[[u64; SERIES]]) -> [u64; SERIES] {
+    let mut sums = [0u64; SERIES];
+    for bin in bins {
+        for (total, value) in sums.iter_mut().zip(bin) {
+            *total += value;
+        }
+    }
+    sums
+}
+
+fn tick(start_ns: i64, tick_ns: i64, sums: [u64; SERIES]) -> Tick {
+    let of = |series: Series| sums[series as usize];
+    Tick {
+        start_ns,
+        packets: of(Series::Packets),
+        bytes: of(Series::Bytes),
+        payload_bytes: of(Series::PayloadBytes),
+        throughput_bps: of(Series::Bytes) as f64 * 8.0 * 1e9 / tick_ns as f64,
+        retransmissions: of(Series::Retransmissions),
+        lost_segments: of(Series::LostSegments),
+        duplicate_acks: of(Series::DuplicateAcks),
+        zero_windows: of(Series::ZeroWindows),
+        new_connections: of(Series::NewConnections),
+        failed_connections: of(Series::FailedConnections),
+        transactions_started: of(Series::TransactionsStarted),
+        transactions_completed: of(Series::TransactionsCompleted),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECOND: i64 = 1_000_000_000;
+
+    #[test]
+    fn a_short_capture_gets_fine_ticks_and_counts_land_in_their_tick() {
+        let mut timeline = Timeline::new();
+        timeline.add(5 * SECOND, Series::Packets, 1);
+        timeline.add(5 * SECOND + 150_000_000, Series::Retransmissions, 1);
+        timeline.add(6 * SECOND + 999_000_000, Series::Packets, 1);
+        assert_eq!(timeline.tick_ns(), 1_000_000);
+        let ticks = timeline.ticks();
+        assert_eq!(ticks.len(), 2000);
+        assert_eq!(ticks[150].retransmissions, 1);
+        assert_eq!(ticks.iter().map(|t| t.packets).sum::<u64>(), 2);
+    }
+
+    #[test]
+    fn a_long_capture_widens_its_bins_and_keeps_every_count() {
+        let mut timeline = Timeline::new();
+        for second in 0..3600 {
+            timeline.add(second * SECOND, Series::Bytes, 1000);
+        }
+        assert!(timeline.bins.len() <= MAX_BINS);
+        assert_eq!(timeline.tick_ns(), 10 * SECOND);
+        let ticks = timeline.ticks();
+        assert_eq!(ticks.len(), 360);
+        assert!(ticks.iter().all(|t| t.bytes == 10_000));
+        assert_eq!(ticks[0].throughput_bps, 8000.0);
+    }
+
+    #[test]
+    fn a_user_tick_is_kept_and_late_times_fold_into_the_last_tick() {
+        let mut timeline = Timeline::with_tick(SECOND);
+        timeline.add(0, Series::NewConnections, 1);
+        timeline.add(2 * SECOND + 1, Series::NewConnections, 1);
+        timeline.add(10_000 * SECOND, Series::NewConnections, 1);
+        let ticks = timeline.ticks();
+        assert_eq!(timeline.tick_ns(), SECOND);
+        assert_eq!(ticks[2].new_connections, 1);
+        assert_eq!(ticks.len(), MAX_BINS);
+        assert_eq!(ticks[MAX_BINS - 1].new_connections, 1);
+    }
+}
