@@ -208,10 +208,11 @@ def download(args):
 
 def slow_accept(args):
     server = listener(args.port, backlog=args.backlog)
+    started = time.monotonic()
     while True:
         time.sleep(args.accept_every_s)
         connection, _ = server.accept()
-        connection.close()
+        threading.Thread(target=serve_requests, args=(connection, args, started), daemon=True).start()
 
 
 def main():
