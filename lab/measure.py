@@ -7,7 +7,7 @@ FIELDS = [
     "frame.number", "frame.time_epoch", "ip.src", "tcp.srcport", "tcp.dstport",
     "tcp.stream", "tcp.flags.syn", "tcp.flags.ack", "tcp.flags.fin", "tcp.flags.reset",
     "tcp.seq", "tcp.ack", "tcp.len", "tcp.window_size", "tcp.analysis.retransmission",
-    "tcp.analysis.lost_segment", "tcp.analysis.zero_window",
+    "tcp.analysis.lost_segment", "tcp.analysis.zero_window", "tcp.analysis.out_of_order",
 ]
 
 
@@ -15,7 +15,7 @@ class Packet:
     def __init__(self, cells):
         (self.frame, self.time, self.src, self.sport, self.dport, self.stream, syn, ack,
          fin, rst, self.seq, self.ack, self.len, self.window, retransmission, lost,
-         zero_window) = cells
+         zero_window, out_of_order) = cells
         self.frame, self.stream = int(self.frame), int(self.stream)
         self.time = float(self.time)
         self.sport, self.dport = int(self.sport), int(self.dport)
@@ -25,6 +25,7 @@ class Packet:
         self.window = int(self.window or 0)
         self.retransmission, self.lost = bool(retransmission), bool(lost)
         self.zero_window = bool(zero_window)
+        self.out_of_order = bool(out_of_order)
 
 
 def packets(path):

@@ -137,14 +137,19 @@ def loss_upstream():
     drops = [DropRule("random", direction="c2s", probability=0.02, seed=3)]
     server = ["sink", "--port", "5001"]
     run = lambda: client("upload", "--port", "5001", "--bytes", "3000000")
-    path = record("loss_upstream", server, run, points=("server",),
-                  wire={**wire, "drops": drops})["server"]
-    pkts = measure.packets(path)
-    lost = [p for p in pkts if p.lost and p.src == CLIENT_IP]
-    manifest("loss_upstream", ["packet_loss"], path, "server",
-             {**wire, "drops": "2% of c2s packets, before the server's capture point"},
-             {"port": 5001, "lost_segments_min": len(lost), "loss_location": "upstream"},
-             f"{len(lost)} gaps seen at the receiver")
+    paths = record("loss_upstream", server, run, points=("client", "server"),
+                   wire={**wire, "drops": drops})
+    lost = [p for p in measure.packets(paths["server"]) if p.lost and p.src == CLIENT_IP]
+    # Wireshark calls a resend out-of-order when it follows new data within an RTT.
+    resent = [p for p in measure.packets(paths["client"])
+              if (p.retransmission or p.out_of_order) and p.src == CLIENT_IP]
+    manifest("loss_upstream", ["packet_loss"], paths["server"], "server",
+             {**wire, "drops": "2% of c2s packets, between the two capture points"},
+             {"port": 5001, "lost_segments_min": len(lost), "loss_location": "upstream",
+              "sender_side_capture": os.path.basename(paths["client"]),
+              "sender_side_resent": len(resent)},
+             f"{len(lost)} gaps seen at the receiver; the sender's tap shows "
+             f"{len(resent)} segments sent again")
 
 
 def syn_drops():
