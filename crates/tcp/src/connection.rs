@@ -254,6 +254,7 @@ impl Connection {
         let mut stats = half.stats.clone();
         stats.rtt = half.rtt.stats();
         stats.window_scale_known = half.scale != WindowScale::Unknown;
+        stats.zero_window_ms = half.zero_window_ms(self.last_ns);
         stats
     }
 

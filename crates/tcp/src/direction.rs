@@ -81,6 +81,8 @@ pub struct Half {
     last_flagged: Flagged,
     bytes_in_flight_valid: bool,
     last_packet_ns: Option<i64>,
+    /// When the current run of zero windows began.
+    zero_since_ns: Option<i64>,
     window_sum: f64,
     window_samples: u64,
     pub rtt: RttTracker,
@@ -102,6 +104,7 @@ impl Default for Half {
             last_flagged: Flagged::default(),
             bytes_in_flight_valid: false,
             last_packet_ns: None,
+            zero_since_ns: None,
             window_sum: 0.0,
             window_samples: 0,
             rtt: RttTracker::default(),
@@ -359,6 +362,7 @@ pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagg
     stats.keep_alives += u64::from(flagged.has(EventKind::KeepAlive));
     count_sack(stats, segment);
     count_window(fwd, segment, rel);
+    count_zero_window_time(fwd, segment, flagged);
     count_in_flight(fwd, rev, rel);
     count_idle(fwd, segment.timestamp_ns);
 }
@@ -392,6 +396,25 @@ fn count_window(fwd: &mut Half, segment: &Segment, rel: Relative) {
     fwd.window_sum += rel.window as f64;
     fwd.window_samples += 1;
     window.mean = fwd.window_sum / fwd.window_samples as f64;
+}
+
+fn count_zero_window_time(fwd: &mut Half, segment: &Segment, flagged: Flagged) {
+    let now = segment.timestamp_ns;
+    if flagged.has(EventKind::ZeroWindow) {
+        fwd.zero_since_ns.get_or_insert(now);
+    } else if let Some(since) = fwd.zero_since_ns.take_if(|_| !segment.flags.rst()) {
+        fwd.stats.zero_window_ms += (now - since) as f64 / 1e6;
+    }
+}
+
+impl Half {
+    /// Zero-window time including a run still open at `end_ns`.
+    pub fn zero_window_ms(&self, end_ns: i64) -> f64 {
+        let open = self
+            .zero_since_ns
+            .map_or(0.0, |since| (end_ns - since) as f64 / 1e6);
+        self.stats.zero_window_ms + open
+    }
 }
 
 fn count_in_flight(fwd: &mut Half, rev: &Half, rel: Relative) {

@@ -84,6 +84,9 @@ pub struct DirectionSummary {
     /// SACK blocks reporting data received twice (RFC 2883).
     pub dsacks: u64,
     pub zero_windows: u64,
+    /// Time this side advertised a zero window: from the first zero to the
+    /// next open window (or the end of the capture).
+    pub zero_window_ms: f64,
     pub zero_window_probes: u64,
     pub window_full: u64,
     pub window_updates: u64,

@@ -247,3 +247,22 @@ fn a_window_update_does_not_end_a_run_of_duplicate_acks() {
     assert_eq!(dup_numbers, vec![1, 2, 3]);
     assert_eq!(kinds_at(&events, 12), vec![EventKind::FastRetransmission]);
 }
+
+#[test]
+fn zero_window_time_runs_from_the_first_zero_to_the_reopened_window() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 10.0);
+    conn.send(&mut trace, Side::Client, 20.0, 1000);
+    conn.set_window(Side::Server, 0);
+    conn.ack(&mut trace, Side::Server, 25.0);
+    conn.ack(&mut trace, Side::Server, 125.0);
+    conn.set_window(Side::Server, 500);
+    conn.ack(&mut trace, Side::Server, 325.0);
+    conn.set_window(Side::Server, 0);
+    conn.ack(&mut trace, Side::Server, 400.0);
+    conn.ack(&mut trace, Side::Client, 450.0);
+    let (connections, _) = run(&trace);
+    // 300 ms closed, then 50 ms still closed when the capture ends.
+    assert_eq!(connections[0].server_to_client.zero_window_ms, 350.0);
+}
