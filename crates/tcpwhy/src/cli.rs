@@ -11,6 +11,8 @@ use crate::progress::Progress;
 
 const EXAMPLES: &str = "\
 Examples:
+  tcpwhy trace.pcap                       ranked findings: why it is slow
+  tcpwhy diagnose trace.pcap --format json
   tcpwhy connections trace.pcap
   tcpwhy connections ring-*.pcapng.gz --format json | jq .
   tcpwhy transactions trace.pcap --format csv > transactions.csv
@@ -30,6 +32,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Why it is slow: ranked findings with cost, evidence, fix and what-if
+    /// (what `tcpwhy FILE` runs).
+    Diagnose(InputArgs),
     /// One row per TCP connection: handshake, state, and per-direction counters.
     Connections(InputArgs),
     /// Every analysis event (retransmission, duplicate_ack, zero_window, ...) with its frame.
@@ -84,8 +89,29 @@ const EXIT_BAD_INPUT: u8 = 2;
 /// Stdout is line-buffered; results are written in larger pieces.
 const OUTPUT_BUFFER: usize = 1 << 16;
 
+/// Subcommand names; anything else first on the line is a file to diagnose.
+const COMMANDS: [&str; 6] = [
+    "diagnose",
+    "connections",
+    "events",
+    "transactions",
+    "timeline",
+    "help",
+];
+
+/// `tcpwhy FILE…` means `tcpwhy diagnose FILE…`.
+fn arguments() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let first = args.get(1).and_then(|a| a.to_str()).unwrap_or("-h");
+    let is_file = first == "-" || !(first.starts_with('-') || COMMANDS.contains(&first));
+    if is_file {
+        args.insert(1, "diagnose".into());
+    }
+    args
+}
+
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(arguments()) {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
@@ -97,6 +123,7 @@ pub fn run() -> ExitCode {
         }
     };
     let outcome = match cli.command {
+        Command::Diagnose(input) => diagnose(&input),
         Command::Connections(input) => connections(&input),
         Command::Events(input) => events(&input),
         Command::Transactions(input) => transactions(&input),
@@ -135,6 +162,14 @@ fn report(
     write(&mut out, input.format.into(), &analysis)?;
     out.flush()?;
     Ok(finish(&analysis))
+}
+
+fn diagnose(input: &InputArgs) -> io::Result<ExitCode> {
+    let stages = Stages {
+        diagnose: true,
+        ..Stages::default()
+    };
+    report(input, stages, output::findings)
 }
 
 fn connections(input: &InputArgs) -> io::Result<ExitCode> {

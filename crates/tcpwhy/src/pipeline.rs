@@ -7,6 +7,7 @@ use std::thread;
 
 use capture::{CaptureError, Frame, MergedReader};
 use decode::Skip;
+use diagnose::{Evidence, Finding, Inputs};
 use tcp::{ConnectionSummary, Event, EventKind, Tracker};
 use timeline::{Series, Tick, Timeline};
 use transactions::{Builder, Transaction};
@@ -27,6 +28,8 @@ pub struct Analysis {
     pub transactions: Vec<Transaction>,
     /// Empty unless asked for.
     pub ticks: Vec<Tick>,
+    /// Empty unless asked for; the costliest first.
+    pub findings: Vec<Finding>,
     pub counts: Counts,
     /// The error that stopped the read, if any: the results are then partial.
     pub error: Option<CaptureError>,
@@ -120,6 +123,7 @@ pub struct Stages {
     pub transactions: bool,
     /// Some to build the timeline: with a tick in nanoseconds, or chosen from the capture.
     pub timeline: Option<Option<i64>>,
+    pub diagnose: bool,
 }
 
 /// Reads every file once, calling `on_event` for each analysis event as it is raised.
@@ -133,7 +137,9 @@ pub fn analyze(
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
     let reading = thread::spawn(move || read(reader, sender, progress));
     let mut tracker = Tracker::new();
-    let mut builder = (stages.transactions || stages.timeline.is_some()).then(Builder::new);
+    let wants_transactions = stages.transactions || stages.timeline.is_some() || stages.diagnose;
+    let mut builder = wants_transactions.then(Builder::new);
+    let mut evidence = stages.diagnose.then(Evidence::default);
     let mut timeline = stages
         .timeline
         .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick));
@@ -158,6 +164,9 @@ pub fn analyze(
             if let Some(timeline) = &mut timeline {
                 count_event(timeline, &event);
             }
+            if let Some(evidence) = &mut evidence {
+                evidence.record(&event);
+            }
             on_event(&event);
         }
     }
@@ -172,10 +181,18 @@ pub fn analyze(
         }
         None => Vec::new(),
     };
+    let findings = evidence.map_or_else(Vec::new, |evidence| {
+        diagnose::diagnose(&Inputs {
+            connections: &connections,
+            transactions: &transactions,
+            evidence: &evidence,
+        })
+    });
     Ok(Analysis {
         connections,
         transactions,
         ticks,
+        findings,
         counts,
         error,
     })

@@ -145,6 +145,37 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     Ok(())
 }
 
+const FINDING_COLUMNS: &str = "rank,kind,severity,cost_ms,share,connections,transactions,\
+example_connection,wireshark_filter,title";
+
+/// Quotes a CSV cell that holds commas or quotes.
+fn quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+pub fn findings(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    writeln!(out, "{FINDING_COLUMNS}")?;
+    for (rank, f) in analysis.findings.iter().enumerate() {
+        writeln!(
+            out,
+            "{},{},{},{:.3},{:.4},{},{},{},{},{}",
+            rank + 1,
+            f.kind,
+            f.severity.as_str(),
+            f.cost_ms,
+            f.share,
+            f.connections,
+            f.transactions,
+            f.example_connection
+                .map(|c| c.to_string())
+                .unwrap_or_default(),
+            quoted(&f.wireshark_filter),
+            quoted(&f.title)
+        )?;
+    }
+    Ok(())
+}
+
 const TICK_COLUMNS: &str = "start_ns,packets,bytes,payload_bytes,throughput_bps,retransmissions,\
 lost_segments,duplicate_acks,zero_windows,new_connections,failed_connections,\
 transactions_started,transactions_completed";

@@ -19,6 +19,7 @@ struct Line<'a, T> {
 struct End<'a> {
     connections: usize,
     transactions: usize,
+    findings: usize,
     #[serde(flatten)]
     counts: &'a Counts,
     /// True when an error stopped the read: everything above is what came before it.
@@ -76,6 +77,13 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     end(out, analysis)
 }
 
+pub fn findings(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    for finding in &analysis.findings {
+        line(out, "finding", finding)?;
+    }
+    end(out, analysis)
+}
+
 pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
     for tick in &analysis.ticks {
         line(out, "tick", tick)?;
@@ -91,6 +99,7 @@ pub fn end(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
     let end = End {
         connections: analysis.connections.len(),
         transactions: analysis.transactions.len(),
+        findings: analysis.findings.len(),
         counts: &analysis.counts,
         partial: analysis.error.is_some(),
         error: analysis.error.as_ref().map(ToString::to_string),

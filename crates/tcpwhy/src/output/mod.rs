@@ -2,7 +2,7 @@
 //!
 //! The JSON shape is documented in README.md and kept stable: one object per
 //! line, each with a `type` (`connection`, `event`, `transaction`,
-//! `signature`, `tick`, then one `end`).
+//! `signature`, `tick`, `finding`, then one `end`).
 
 mod csv;
 mod json;
@@ -40,6 +40,15 @@ pub fn transactions(
         Format::Table => table::transactions(&mut out, analysis),
         Format::Json => json::transactions(&mut out, analysis),
         Format::Csv => csv::transactions(&mut out, analysis),
+    }
+}
+
+/// Writes the ranked findings in `format`.
+pub fn findings(mut out: &mut dyn Write, format: Format, analysis: &Analysis) -> io::Result<()> {
+    match format {
+        Format::Table => table::findings(&mut out, analysis),
+        Format::Json => json::findings(&mut out, analysis),
+        Format::Csv => csv::findings(&mut out, analysis),
     }
 }
 

@@ -150,6 +150,61 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     )
 }
 
+fn severity_color(severity: diagnose::Severity) -> &'static str {
+    match severity {
+        diagnose::Severity::Critical => RED,
+        diagnose::Severity::Warning => YELLOW,
+        diagnose::Severity::Info => DIM,
+    }
+}
+
+pub fn findings(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    if analysis.findings.is_empty() {
+        writeln!(
+            out,
+            "{}",
+            paint("No finding: nothing in this capture slows TCP down.", GREEN)
+        )?;
+    }
+    for (rank, f) in analysis.findings.iter().enumerate() {
+        let label = paint(
+            &format!("[{}]", f.severity.as_str()),
+            severity_color(f.severity),
+        );
+        writeln!(out, "{}. {label} {}", rank + 1, f.title)?;
+        writeln!(
+            out,
+            "   cost {:.3} s ({:.0}% of the time at stake), {} connections, {} transactions",
+            f.cost_ms / 1e3,
+            100.0 * f.share,
+            f.connections,
+            f.transactions
+        )?;
+        let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
+        let example = f
+            .example_connection
+            .map_or(String::new(), |c| format!("connection {c}; "));
+        let frames = if frames.is_empty() {
+            String::new()
+        } else {
+            format!("frames {}; ", frames.join(", "))
+        };
+        writeln!(
+            out,
+            "   evidence: {example}{frames}Wireshark: {}",
+            f.wireshark_filter
+        )?;
+        if let Some(why) = &f.suspected {
+            writeln!(out, "   suspected: {why}")?;
+        }
+        writeln!(out, "   why: {}", f.explanation)?;
+        writeln!(out, "   fix: {}", f.fix)?;
+        writeln!(out, "   what-if: {}", f.what_if)?;
+        writeln!(out)?;
+    }
+    footer(out, analysis, analysis.findings.len() as u64, "findings")
+}
+
 pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
     writeln!(
         out,

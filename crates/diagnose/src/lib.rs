@@ -1,0 +1,100 @@
+//! Connections, transactions and events in; ranked findings out.
+//!
+//! Each detector looks for one cause and, where it finds it, states what it
+//! costs, which connections and frames prove it (with a Wireshark display
+//! filter), the fix, and what the fix would buy. Findings are ranked by cost;
+//! the first is the thing to fix first. A finding whose evidence is indirect
+//! says so in `suspected`. The detectors here cover setup failures, server
+//! think time, Nagle and delayed ACK, receive windows, zero windows and loss;
+//! the rest of the catalogue is still to come.
+
+mod detectors;
+mod evidence;
+
+use serde::Serialize;
+use tcp::ConnectionSummary;
+use transactions::Transaction;
+
+pub use evidence::Evidence;
+
+/// How much a finding matters, from its share of the time at stake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}
+
+impl Severity {
+    fn of_share(share: f64) -> Severity {
+        if share >= 0.2 {
+            Severity::Critical
+        } else if share >= 0.05 {
+            Severity::Warning
+        } else {
+            Severity::Info
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// One cause, with what it costs and what proves it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub kind: &'static str,
+    pub severity: Severity,
+    pub title: String,
+    /// Time lost to this cause, in milliseconds.
+    pub cost_ms: f64,
+    /// Cost as a share of the time at stake (all transactions, or all connections).
+    pub share: f64,
+    pub connections: u64,
+    pub transactions: u64,
+    pub example_connection: Option<u64>,
+    /// Frames that show the cause (the first few).
+    pub frames: Vec<u64>,
+    pub wireshark_filter: String,
+    pub explanation: String,
+    pub fix: String,
+    pub what_if: String,
+    /// Why the evidence is not conclusive, when it is not.
+    pub suspected: Option<String>,
+}
+
+/// What the detectors read.
+pub struct Inputs<'a> {
+    pub connections: &'a [ConnectionSummary],
+    pub transactions: &'a [Transaction],
+    pub evidence: &'a Evidence,
+}
+
+impl Inputs<'_> {
+    /// The time at stake: all transaction time, or all connection time without transactions.
+    fn total_ms(&self) -> f64 {
+        let transactions: f64 = self.transactions.iter().map(|t| t.duration_ms).sum();
+        if transactions > 0.0 {
+            return transactions;
+        }
+        self.connections.iter().map(|c| c.duration_ms).sum()
+    }
+}
+
+/// Every finding, the costliest first.
+pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
+    let total_ms = inputs.total_ms().max(f64::MIN_POSITIVE);
+    let mut findings = detectors::run(inputs);
+    for finding in &mut findings {
+        finding.share = (finding.cost_ms / total_ms).min(1.0);
+        finding.severity = Severity::of_share(finding.share);
+    }
+    findings.sort_by(|a, b| b.cost_ms.total_cmp(&a.cost_ms));
+    findings
+}

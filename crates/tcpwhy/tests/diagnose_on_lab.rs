@@ -1,0 +1,92 @@
+//! On each lab scenario whose cause tcpwhy detects, that cause is the top
+//! finding; on the healthy baseline nothing rises above info.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Scenario (capture stem) and the finding that must come first.
+const TOP_FINDINGS: [(&str, &str); 9] = [
+    ("syn_drops", "connection_setup_failure"),
+    ("server_think_time", "server_think_time"),
+    ("nagle_delayed_ack", "nagle_delayed_ack"),
+    ("delayed_ack", "delayed_ack"),
+    ("receive_window_limit", "receive_window_limited"),
+    ("zero_window", "zero_window"),
+    ("loss_bursts_downstream", "packet_loss"),
+    ("loss_upstream-server", "packet_loss"),
+    ("loss_upstream-client", "packet_loss"),
+];
+
+fn findings(stem: &str) -> Vec<Value> {
+    let capture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/captures/{stem}.pcap"));
+    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(["diagnose", "--format", "json", "--quiet"])
+        .arg(capture)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["type"] == "finding")
+        .collect()
+}
+
+#[test]
+fn each_detected_cause_is_the_top_finding() {
+    for (stem, kind) in TOP_FINDINGS {
+        let found = findings(stem);
+        let top = found
+            .first()
+            .unwrap_or_else(|| panic!("{stem}: no finding"));
+        assert_eq!(top["kind"], kind, "{stem}: {:#?}", found);
+        assert_ne!(top["severity"], "info", "{stem}: the cause must matter");
+        assert!(!top["fix"].as_str().unwrap().is_empty());
+        assert!(!top["wireshark_filter"].as_str().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn the_healthy_baseline_has_nothing_above_info() {
+    let found = findings("healthy");
+    assert!(found.iter().all(|f| f["severity"] == "info"), "{found:#?}");
+}
+
+#[test]
+fn loss_is_placed_on_the_right_side_of_the_capture_point() {
+    let title = |stem| findings(stem)[0]["title"].as_str().unwrap().to_string();
+    assert!(title("loss_upstream-server").ends_with("lost upstream"));
+    assert!(title("loss_upstream-client").ends_with("lost downstream"));
+    assert!(title("loss_bursts_downstream").ends_with("lost downstream"));
+}
+
+#[test]
+fn the_stall_and_think_figures_match_what_the_lab_measured() {
+    let manifest = |name: &str| -> Value {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/captures/{name}.json"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let think = manifest("server_think_time")["expect"]["server_think_ms"]
+        .as_f64()
+        .unwrap();
+    let top = &findings("server_think_time")[0];
+    let per_request = top["cost_ms"].as_f64().unwrap() / top["transactions"].as_f64().unwrap();
+    assert!(
+        (per_request - think).abs() <= think * 0.1,
+        "{per_request} vs {think}"
+    );
+    let stall = manifest("nagle_delayed_ack")["expect"]["stall_ms"]
+        .as_f64()
+        .unwrap();
+    let top = &findings("nagle_delayed_ack")[0];
+    let per_request = top["cost_ms"].as_f64().unwrap() / top["transactions"].as_f64().unwrap();
+    assert!(
+        (per_request - stall).abs() <= stall * 0.1,
+        "{per_request} vs {stall}"
+    );
+}
