@@ -75,15 +75,16 @@ def rr_server(args):
 
 
 def rr_client(args):
-    workers = [threading.Thread(target=rr_client_connections, args=(args,))
-               for _ in range(args.parallel)]
+    workers = [threading.Thread(target=rr_client_connections, args=(args, index * args.stagger_ms))
+               for index in range(args.parallel)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join()
 
 
-def rr_client_connections(args):
+def rr_client_connections(args, delay_ms=0.0):
+    time.sleep(delay_ms / 1000)
     response_size = sum(int(c) for c in args.chunks.split(","))
     pieces = [int(p) for p in args.pieces.split(",")]
     for _ in range(args.connections):
@@ -232,6 +233,7 @@ def main():
     parser.add_argument("--client-think-ms", type=float, default=0)
     parser.add_argument("--between-connections-ms", type=float, default=0)
     parser.add_argument("--parallel", type=int, default=1, help="client connections at once")
+    parser.add_argument("--stagger-ms", type=float, default=0, help="delay between parallel starts")
     parser.add_argument("--back", default="10.77.1.2")
     parser.add_argument("--back-port", type=int, default=9090)
     parser.add_argument("--pool-size", type=int, default=8)

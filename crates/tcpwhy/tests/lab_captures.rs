@@ -180,6 +180,8 @@ fn check_with_engine(name: &str, capture: &Path, expect: &Value) {
     }
     if let Some(count) = expect["connections"].as_u64() {
         assert_eq!(conns.len() as u64, count, "{name}: connections");
+    }
+    if let Some(wanted) = expect["client_ports"].as_array() {
         let ports: BTreeSet<u64> = conns
             .iter()
             .map(|c| {
@@ -193,12 +195,7 @@ fn check_with_engine(name: &str, capture: &Path, expect: &Value) {
                     .unwrap()
             })
             .collect();
-        let expected: BTreeSet<u64> = expect["client_ports"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|port| port.as_u64().unwrap())
-            .collect();
+        let expected: BTreeSet<u64> = wanted.iter().map(|port| port.as_u64().unwrap()).collect();
         assert_eq!(ports, expected, "{name}: client ports");
     }
 }
@@ -231,12 +228,11 @@ fn check_pool(capture: &Path, expect: &Value) {
 
 fn check_syn_retries(capture: &Path, expect: &Value) {
     let conns = connections(capture);
-    let answered = conns
-        .iter()
-        .find(|c| c["server"].as_str().unwrap().ends_with(":8080"))
-        .expect("the answered connection");
-    let syn = answered["handshake"]["syn_ns"].as_i64().unwrap();
-    let retries: Vec<f64> = answered["handshake"]["syn_retries_ns"]
+    assert_eq!(conns.len() as u64, expect["connections"].as_u64().unwrap());
+    let retries_of = |c: &Value| c["handshake"]["syn_retries_ns"].as_array().unwrap().len();
+    let most_retried = conns.iter().max_by_key(|c| retries_of(c)).unwrap();
+    let syn = most_retried["handshake"]["syn_ns"].as_i64().unwrap();
+    let retries: Vec<f64> = most_retried["handshake"]["syn_retries_ns"]
         .as_array()
         .unwrap()
         .iter()
@@ -247,16 +243,11 @@ fn check_syn_retries(capture: &Path, expect: &Value) {
     for (measured, wanted) in retries.iter().zip(expected) {
         close(*measured, wanted.as_f64().unwrap(), "SYN retry time");
     }
-    let unanswered = conns
-        .iter()
-        .find(|c| c["server"].as_str().unwrap().ends_with(":8081"))
-        .expect("the unanswered connection");
-    assert_eq!(unanswered["state"], "S0");
-    let syns = 1 + unanswered["handshake"]["syn_retries_ns"]
-        .as_array()
-        .unwrap()
-        .len();
-    assert_eq!(syns as u64, expect["unanswered_syns"].as_u64().unwrap());
+    let unanswered = conns.iter().filter(|c| c["state"] == "S0").count();
+    assert_eq!(
+        unanswered as u64,
+        expect["unanswered_connections"].as_u64().unwrap()
+    );
 }
 
 fn check_timing(capture: &Path, expect: &Value) {
