@@ -1,8 +1,7 @@
 //! On each lab scenario whose cause tcpwhy detects, that cause is the top
 //! finding; on the healthy baseline nothing rises above info.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
 use serde_json::Value;
 
@@ -20,20 +19,11 @@ const TOP_FINDINGS: [(&str, &str); 9] = [
 ];
 
 fn findings(stem: &str) -> Vec<Value> {
-    let capture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/captures/{stem}.pcap"));
-    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["diagnose", "--format", "json", "--quiet"])
-        .arg(capture)
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|line| line["type"] == "finding")
-        .collect()
+    common::objects(
+        "diagnose",
+        &common::lab_file(&format!("{stem}.pcap")),
+        "finding",
+    )
 }
 
 #[test]
@@ -66,11 +56,7 @@ fn loss_is_placed_on_the_right_side_of_the_capture_point() {
 
 #[test]
 fn the_stall_and_think_figures_match_what_the_lab_measured() {
-    let manifest = |name: &str| -> Value {
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/captures/{name}.json"));
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    };
+    let manifest = common::manifest;
     let think = manifest("server_think_time")["expect"]["server_think_ms"]
         .as_f64()
         .unwrap();

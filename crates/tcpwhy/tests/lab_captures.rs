@@ -8,6 +8,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+
 /// Linux delays an ACK by at least 40 ms; the lab's wire adds a little.
 const DELAYED_ACK_MS: std::ops::RangeInclusive<f64> = 36.0..=60.0;
 
@@ -38,22 +40,7 @@ fn close(actual: f64, expected: f64, what: &str) {
 
 /// tcpwhy's connection objects for a capture.
 fn connections(capture: &Path) -> Vec<Value> {
-    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["connections", "--format", "json", "--quiet"])
-        .arg(capture)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "tcpwhy failed on {}",
-        capture.display()
-    );
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|line| line["type"] == "connection")
-        .collect()
+    common::objects("connections", capture, "connection")
 }
 
 /// Data segments as (time, source address, payload length, stream), from tshark.

@@ -1,25 +1,13 @@
 //! `tcpwhy timeline` on lab captures shows the periods they were made with.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
 use serde_json::Value;
 
 /// Ticks and the closing `end` object of `tcpwhy timeline` on a lab capture.
 fn timeline(name: &str, tick: &str) -> (Vec<Value>, Value) {
-    let capture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/captures/{name}.pcap"));
-    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["timeline", "--format", "json", "--quiet", "--tick", tick])
-        .arg(capture)
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let lines: Vec<Value> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let capture = common::lab_file(&format!("{name}.pcap"));
+    let lines = common::json_lines("timeline", &["--tick", tick], &capture);
     let (end, ticks) = lines.split_last().unwrap();
     (ticks.to_vec(), end.clone())
 }
@@ -70,10 +58,7 @@ fn periodic_stalls_leave_silent_ticks_every_one_and_a_half_seconds() {
 #[test]
 fn unanswered_connections_count_as_failed_in_the_ticks_they_began() {
     let (ticks, _) = timeline("syn_drops", "1s");
-    let manifest =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/captures/syn_drops.json");
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    let manifest = common::manifest("syn_drops");
     let sum = |series: &str| -> u64 { ticks.iter().map(|t| t[series].as_u64().unwrap()).sum() };
     assert_eq!(
         sum("new_connections"),

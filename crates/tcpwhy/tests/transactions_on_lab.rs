@@ -1,38 +1,17 @@
 //! `tcpwhy transactions` on lab captures finds the think times, turns and
 //! write patterns each scenario was made with.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
 use serde_json::Value;
 
-fn capture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/captures/{name}"))
-}
-
-/// The objects of one `type` that a tcpwhy command prints for a lab capture.
 fn objects(command: &str, name: &str, kind: &str) -> Vec<Value> {
-    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args([command, "--format", "json", "--quiet"])
-        .arg(capture(&format!("{name}.pcap")))
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|line| line["type"] == kind)
-        .collect()
+    common::objects(command, &common::lab_file(&format!("{name}.pcap")), kind)
 }
 
 fn lab(name: &str) -> (Vec<Value>, Value) {
-    let manifest = std::fs::read_to_string(capture(&format!("{name}.json"))).unwrap();
-    let manifest: Value = serde_json::from_str(&manifest).unwrap();
-    (
-        objects("transactions", name, "transaction"),
-        manifest["expect"].clone(),
-    )
+    let expect = common::manifest(name)["expect"].clone();
+    (objects("transactions", name, "transaction"), expect)
 }
 
 fn within_10_percent(actual: f64, expected: f64) -> bool {
