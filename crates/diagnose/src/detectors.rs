@@ -11,6 +11,13 @@ const DELAYED_ACK_BAND_MS: std::ops::RangeInclusive<f64> = 36.0..=250.0;
 const SMALL_MESSAGE_BYTES: u64 = 16 * 1024;
 /// Transfers shorter than this are too short to be window-limited.
 const BULK_BYTES: u64 = 256 * 1024;
+/// A connection with this many turns over a round trip this long is chatty.
+const CHATTY_TURNS: u64 = 10;
+const CHATTY_RTT_MS: f64 = 5.0;
+/// A server pause at least this long, and ten times the usual, is a stall.
+const STALL_MS: f64 = 100.0;
+/// Segments smaller than this on average are tiny.
+const TINY_SEGMENT_BYTES: u64 = 100;
 
 pub fn run(inputs: &Inputs) -> Vec<Finding> {
     [
@@ -21,6 +28,9 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         receive_window(inputs),
         zero_window(inputs),
         packet_loss(inputs),
+        chattiness(inputs),
+        periodic_stalls(inputs),
+        small_writes(inputs),
     ]
     .into_iter()
     .flatten()
@@ -466,5 +476,174 @@ fn packet_loss(inputs: &Inputs) -> Option<Finding> {
     found.what_if = format!("Without the loss about {:.0} ms of waiting would go.", cost);
     found.suspected =
         Some("the cost counts one round trip per resent segment; timeouts cost more".into());
+    Some(found)
+}
+
+/// Many short exchanges in a row, each costing a round trip.
+fn chattiness(inputs: &Inputs) -> Option<Finding> {
+    let mut turns = 0u64;
+    let mut cost = 0.0;
+    let mut worst: Option<(u64, u64, f64)> = None;
+    for connection in inputs.connections {
+        let rtt = rtt_ms(connection);
+        let exchanges = inputs
+            .transactions
+            .iter()
+            .filter(|t| t.connection == connection.id && t.response_end_ns.is_some())
+            .count() as u64;
+        if exchanges < CHATTY_TURNS || rtt < CHATTY_RTT_MS {
+            continue;
+        }
+        turns += exchanges;
+        cost += exchanges as f64 * rtt;
+        if exchanges > worst.map_or(0, |(_, n, _)| n) {
+            worst = Some((connection.id, exchanges, rtt));
+        }
+    }
+    let total: f64 = inputs.transactions.iter().map(|t| t.duration_ms).sum();
+    let (example, exchanges, rtt) = worst?;
+    if cost < 0.5 * total {
+        return None;
+    }
+    let mut found = finding(
+        "chattiness",
+        format!("{turns} request/response turns, each waiting a {rtt:.1} ms round trip"),
+        cost,
+    );
+    found.transactions = turns;
+    found.connections = distinct_connections(
+        inputs
+            .transactions
+            .iter()
+            .filter(|t| t.response_end_ns.is_some())
+            .map(|t| t.connection),
+    );
+    found.example_connection = Some(example);
+    found.wireshark_filter = format!("tcp.stream == {example} && tcp.len > 0");
+    found.explanation = format!(
+        "The application waits for each answer before asking the next question, so every \
+         turn costs a full round trip ({exchanges} turns on connection {example}): the time \
+         goes into distance, not into work or bandwidth."
+    );
+    found.fix = "Send fewer, larger requests: batch or pipeline them, fetch in parallel, or \
+        move the client closer to the server."
+        .into();
+    found.what_if = format!(
+        "Ten times fewer turns would save about {:.1} s.",
+        0.9 * cost / 1e3
+    );
+    Some(found)
+}
+
+/// Server answers that now and then take many times the usual think time,
+/// at a steady interval: something in the server stops periodically.
+fn periodic_stalls(inputs: &Inputs) -> Option<Finding> {
+    let thinks: Vec<(i64, f64, u64)> = inputs
+        .transactions
+        .iter()
+        .filter_map(|t| Some((t.request_end_ns, t.server_think_ms?, t.connection)))
+        .collect();
+    let usual = median(thinks.iter().map(|&(_, think, _)| think).collect());
+    let stalls: Vec<(i64, f64, u64)> = thinks
+        .into_iter()
+        .filter(|&(_, think, _)| think >= STALL_MS && think >= 10.0 * usual.max(1.0))
+        .collect();
+    if stalls.len() < 3 {
+        return None;
+    }
+    let intervals: Vec<f64> = stalls
+        .windows(2)
+        .map(|pair| (pair[1].0 - pair[0].0) as f64 / 1e9)
+        .collect();
+    let period = median(intervals.clone());
+    let regular = intervals
+        .iter()
+        .all(|gap| (gap - period).abs() <= 0.2 * period);
+    let length = median(stalls.iter().map(|&(_, think, _)| think).collect());
+    let cost: f64 = stalls.iter().map(|&(_, think, _)| think - usual).sum();
+    let mut found = finding(
+        "periodic_stalls",
+        format!(
+            "The server stalls about {length:.0} ms{} ({} times)",
+            if regular {
+                format!(" every {period:.2} s")
+            } else {
+                String::new()
+            },
+            stalls.len()
+        ),
+        cost,
+    );
+    found.transactions = stalls.len() as u64;
+    found.connections = distinct_connections(stalls.iter().map(|&(.., connection)| connection));
+    found.example_connection = stalls.first().map(|&(.., connection)| connection);
+    found.wireshark_filter = "tcp.len > 0".into();
+    found.explanation = format!(
+        "Most requests are answered in {usual:.1} ms, but these wait {length:.0} ms with no \
+         data moving either way{}: the server stops as a whole, as with garbage collection, \
+         a periodic job, log rotation or a flush.",
+        if regular {
+            ", at a steady interval"
+        } else {
+            ""
+        }
+    );
+    found.fix = "Find what the server runs on that period (GC logs, cron, flushes, \
+        checkpoints) and spread it out or take it off the request path."
+        .into();
+    found.what_if = format!(
+        "Without the stalls {:.2} s of waiting would go.",
+        cost / 1e3
+    );
+    if !regular {
+        found.suspected = Some("the stalls are not evenly spaced".into());
+    }
+    Some(found)
+}
+
+/// Responses written as several tiny segments spread out in time.
+fn small_writes(inputs: &Inputs) -> Option<Finding> {
+    let chopped: Vec<&transactions::Transaction> = inputs
+        .transactions
+        .iter()
+        .filter(|t| {
+            t.response_packets >= 3
+                && t.response_bytes / t.response_packets < TINY_SEGMENT_BYTES
+                && t.response_transfer_ms.is_some_and(|ms| ms >= 5.0)
+        })
+        .collect();
+    if chopped.len() < 2 {
+        return None;
+    }
+    let spread: Vec<f64> = chopped
+        .iter()
+        .filter_map(|t| t.response_transfer_ms)
+        .collect();
+    let example = chopped[0];
+    let mut found = finding(
+        "small_segments",
+        format!(
+            "{} responses written as {} tiny segments of {} bytes in all, spread over {:.0} ms",
+            chopped.len(),
+            example.response_packets,
+            example.response_bytes,
+            median(spread.clone())
+        ),
+        spread.iter().sum(),
+    );
+    found.transactions = chopped.len() as u64;
+    found.connections = distinct_connections(chopped.iter().map(|t| t.connection));
+    found.example_connection = Some(example.connection);
+    found.wireshark_filter = format!("tcp.stream == {} && tcp.len > 0", example.connection);
+    found.explanation = "The server writes each response in several small pieces with pauses \
+        between them, and TCP sends each piece at once: the client waits for the last one."
+        .into();
+    found.fix = "Build each response in full and write it in one call (or cork the socket \
+        with TCP_CORK until it is complete)."
+        .into();
+    found.what_if = format!(
+        "Written at once, each response would arrive about {:.0} ms sooner.",
+        median(spread)
+    );
     Some(found)
 }

@@ -5,8 +5,9 @@
 //! filter), the fix, and what the fix would buy. Findings are ranked by cost;
 //! the first is the thing to fix first. A finding whose evidence is indirect
 //! says so in `suspected`. The detectors here cover setup failures, server
-//! think time, Nagle and delayed ACK, receive windows, zero windows and loss;
-//! the rest of the catalogue is still to come.
+//! think time, Nagle and delayed ACK, receive windows, zero windows, loss,
+//! chattiness, periodic stalls and tiny writes; the rest of the catalogue is
+//! still to come.
 
 mod detectors;
 mod evidence;

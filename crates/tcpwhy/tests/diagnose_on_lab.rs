@@ -6,7 +6,10 @@ mod common;
 use serde_json::Value;
 
 /// Scenario (capture stem) and the finding that must come first.
-const TOP_FINDINGS: [(&str, &str); 9] = [
+const TOP_FINDINGS: [(&str, &str); 12] = [
+    ("chatty_high_rtt", "chattiness"),
+    ("periodic_stalls", "periodic_stalls"),
+    ("small_writes", "small_segments"),
     ("syn_drops", "connection_setup_failure"),
     ("server_think_time", "server_think_time"),
     ("nagle_delayed_ack", "nagle_delayed_ack"),
@@ -54,25 +57,24 @@ fn loss_is_placed_on_the_right_side_of_the_capture_point() {
     assert!(title("loss_bursts_downstream").ends_with("lost downstream"));
 }
 
+/// The top finding's cost per transaction it touches, in milliseconds.
+fn cost_per_transaction(stem: &str) -> f64 {
+    let top = &findings(stem)[0];
+    top["cost_ms"].as_f64().unwrap() / top["transactions"].as_f64().unwrap()
+}
+
 #[test]
 fn the_stall_and_think_figures_match_what_the_lab_measured() {
-    let manifest = common::manifest;
-    let think = manifest("server_think_time")["expect"]["server_think_ms"]
-        .as_f64()
-        .unwrap();
-    let top = &findings("server_think_time")[0];
-    let per_request = top["cost_ms"].as_f64().unwrap() / top["transactions"].as_f64().unwrap();
-    assert!(
-        (per_request - think).abs() <= think * 0.1,
-        "{per_request} vs {think}"
-    );
-    let stall = manifest("nagle_delayed_ack")["expect"]["stall_ms"]
-        .as_f64()
-        .unwrap();
-    let top = &findings("nagle_delayed_ack")[0];
-    let per_request = top["cost_ms"].as_f64().unwrap() / top["transactions"].as_f64().unwrap();
-    assert!(
-        (per_request - stall).abs() <= stall * 0.1,
-        "{per_request} vs {stall}"
-    );
+    for (stem, figure) in [
+        ("server_think_time", "server_think_ms"),
+        ("nagle_delayed_ack", "stall_ms"),
+        ("periodic_stalls", "stall_ms"),
+    ] {
+        let measured = common::manifest(stem)["expect"][figure].as_f64().unwrap();
+        let found = cost_per_transaction(stem);
+        assert!(
+            (found - measured).abs() <= measured * 0.1,
+            "{stem}: {found} vs {measured}"
+        );
+    }
 }
