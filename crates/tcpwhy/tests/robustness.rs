@@ -54,33 +54,72 @@ fn run(file: &Path) -> Outcome {
     }
 }
 
-#[test]
-fn every_tcpdump_test_file_gives_results_or_a_one_line_error() {
-    let files = test_files();
-    assert!(files.len() >= 800, "expected the 830 tcpdump test files");
-    let (mut ok, mut errors, mut failures) = (0, 0, Vec::new());
-    for file in &files {
+/// Counts of files read to the end and of clean errors, and what went wrong otherwise.
+#[derive(Default)]
+struct Tally {
+    ok: usize,
+    errors: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn check(&mut self, file: &Path) {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let outcome = run(file);
         let lines: Vec<&str> = outcome.stderr.lines().collect();
+        let one_clean_line =
+            lines.len() == 1 && lines[0].contains(&name) && lines[0].contains(" at byte ");
         match outcome.code {
-            Some(0) => ok += 1,
-            Some(2)
-                if lines.len() == 1
-                    && lines[0].contains(&name)
-                    && lines[0].contains(" at byte ") =>
-            {
-                errors += 1
-            }
-            code => failures.push(format!(
+            Some(0) => self.ok += 1,
+            Some(2) if one_clean_line => self.errors += 1,
+            code => self.failures.push(format!(
                 "{name}: exit {code:?}, stderr {:?}",
                 outcome.stderr
             )),
         }
     }
+}
+
+#[test]
+fn every_tcpdump_test_file_gives_results_or_a_one_line_error() {
+    let files = test_files();
+    assert!(files.len() >= 800, "expected the 830 tcpdump test files");
+    let mut tally = Tally::default();
+    for file in &files {
+        tally.check(file);
+    }
     println!(
-        "{ok} read to the end, {errors} clean errors, {} failures",
-        failures.len()
+        "{} read to the end, {} clean errors",
+        tally.ok, tally.errors
     );
-    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(tally.failures.is_empty(), "{:#?}", tally.failures);
+}
+
+/// A share of the test files cut short and with a corrupted byte: each must
+/// still end in results or in one error line naming the file and offset.
+#[test]
+fn damaged_copies_give_results_or_a_one_line_error() {
+    let dir = std::env::temp_dir().join(format!("tcpwhy-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut tally = Tally::default();
+    for (index, file) in test_files().iter().enumerate().step_by(5) {
+        let mut bytes = std::fs::read(file).unwrap();
+        bytes.truncate(bytes.len() * 2 / 3);
+        if let Some(byte) = bytes.get_mut(24 + index % 40) {
+            *byte ^= 0x5a;
+        }
+        let damaged = dir.join(format!("damaged-{index}.pcap"));
+        std::fs::write(&damaged, bytes).unwrap();
+        tally.check(&damaged);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    println!(
+        "{} read to the end, {} clean errors",
+        tally.ok, tally.errors
+    );
+    assert!(
+        tally.errors > 50,
+        "damaged files should mostly end in errors"
+    );
+    assert!(tally.failures.is_empty(), "{:#?}", tally.failures);
 }
