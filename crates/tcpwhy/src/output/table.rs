@@ -160,11 +160,7 @@ fn severity_color(severity: diagnose::Severity) -> &'static str {
 
 pub fn findings(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
     if analysis.findings.is_empty() {
-        writeln!(
-            out,
-            "{}",
-            paint("No finding: nothing in this capture slows TCP down.", GREEN)
-        )?;
+        writeln!(out, "{}", paint("No finding.", GREEN))?;
     }
     for (rank, f) in analysis.findings.iter().enumerate() {
         let label = paint(
