@@ -481,16 +481,20 @@ fn packet_loss(inputs: &Inputs) -> Option<Finding> {
 
 /// Many short exchanges in a row, each costing a round trip.
 fn chattiness(inputs: &Inputs) -> Option<Finding> {
+    let mut answered: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    for t in inputs
+        .transactions
+        .iter()
+        .filter(|t| t.response_end_ns.is_some())
+    {
+        *answered.entry(t.connection).or_default() += 1;
+    }
     let mut turns = 0u64;
     let mut cost = 0.0;
     let mut worst: Option<(u64, u64, f64)> = None;
     for connection in inputs.connections {
         let rtt = rtt_ms(connection);
-        let exchanges = inputs
-            .transactions
-            .iter()
-            .filter(|t| t.connection == connection.id && t.response_end_ns.is_some())
-            .count() as u64;
+        let exchanges = answered.get(&connection.id).copied().unwrap_or(0);
         if exchanges < CHATTY_TURNS || rtt < CHATTY_RTT_MS {
             continue;
         }
