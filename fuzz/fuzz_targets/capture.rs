@@ -8,7 +8,8 @@ use libfuzzer_sys::fuzz_target;
 const MAX_FRAMES: usize = 10_000;
 
 fuzz_target!(|bytes: &[u8]| {
-    let Ok(mut reader) = capture::CaptureReader::from_reader("fuzz", std::io::Cursor::new(bytes.to_vec()), None)
+    let Ok(mut reader) =
+        capture::CaptureReader::from_reader("fuzz", std::io::Cursor::new(bytes.to_vec()))
     else {
         return;
     };

@@ -1,7 +1,7 @@
 //! A large read buffer over any byte stream, or a whole file mapped into
 //! memory, handing out slices in place.
 
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 
 use memmap2::Mmap;
 
@@ -133,12 +133,22 @@ fn compact(bytes: &mut Vec<u8>, start: &mut usize, end: &mut usize, needed: usiz
 /// Lets a decompressor read the bytes already buffered, then the rest of the stream.
 impl Read for StreamBuffer {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let count = self.fill_buf()?.read(out)?;
+        self.consume(count);
+        Ok(count)
+    }
+}
+
+/// Lets a decompressor work on the buffer in place, without another copy.
+impl BufRead for StreamBuffer {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.available().is_empty() {
             self.fill(1)?;
         }
-        let count = self.available().len().min(out.len());
-        out[..count].copy_from_slice(&self.available()[..count]);
-        self.consume(count);
-        Ok(count)
+        Ok(self.available())
+    }
+
+    fn consume(&mut self, count: usize) {
+        StreamBuffer::consume(self, count);
     }
 }

@@ -47,11 +47,13 @@ mod buffer;
 mod merge;
 mod pcap;
 mod pcapng;
+#[cfg(test)]
+mod tests;
 
 pub use merge::MergedReader;
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -61,6 +63,8 @@ use pcapng::Pcapng;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+/// Enough to tell every compression and capture format apart.
+const MAGIC_LEN: usize = 4;
 
 /// A record located in the buffer but not yet handed out.
 #[derive(Debug, Clone, Copy)]
@@ -118,6 +122,18 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// Counts what a decompressor consumes from a buffered file.
+impl<R: BufRead> BufRead for Counting<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, count: usize) {
+        self.inner.consume(count);
+        self.count.fetch_add(count as u64, Ordering::Relaxed);
+    }
+}
+
 /// Reads one capture file frame by frame.
 pub struct CaptureReader {
     path: String,
@@ -141,7 +157,7 @@ pub fn open(path: &str) -> Result<CaptureReader, CaptureError> {
         reason: error.to_string(),
     };
     if path == "-" {
-        return CaptureReader::from_reader(path, io::stdin(), None);
+        return CaptureReader::from_reader(path, io::stdin());
     }
     let file = File::open(path).map_err(failed)?;
     let metadata = file.metadata().map_err(failed)?;
@@ -153,12 +169,20 @@ pub fn open(path: &str) -> Result<CaptureReader, CaptureError> {
             return CaptureReader::new(path, StreamBuffer::mapped(map), None, Some(metadata.len()));
         }
     }
-    CaptureReader::from_reader(path, file, Some(metadata.len()))
+    CaptureReader::from_stream(path, file, Some(metadata.len()))
 }
 
 impl CaptureReader {
-    /// Reads a capture from any byte stream; `name` is used in errors.
+    /// Reads a capture from any byte stream, of unknown size; `name` is used in errors.
     pub fn from_reader(
+        name: &str,
+        reader: impl Read + Send + 'static,
+    ) -> Result<CaptureReader, CaptureError> {
+        Self::from_stream(name, reader, None)
+    }
+
+    /// A stream whose size may be known, for progress.
+    fn from_stream(
         name: &str,
         reader: impl Read + Send + 'static,
         total_bytes: Option<u64>,
@@ -194,21 +218,18 @@ impl CaptureReader {
     }
 
     fn detect(&mut self) -> Result<(), ReadError> {
-        self.buffer.fill(4)?;
+        self.buffer.fill(MAGIC_LEN)?;
         let head = self.buffer.available();
         if head.starts_with(&GZIP_MAGIC) || head.starts_with(&ZSTD_MAGIC) {
             self.decompress()?;
         }
-        self.buffer.fill(4)?;
-        let head = self.buffer.available();
-        let magic: [u8; 4] = head
-            .get(..4)
-            .and_then(|m| m.try_into().ok())
-            .ok_or_else(|| ReadError::at(0, "not a pcap or pcapng file (too short)"))?;
+        self.buffer.fill(MAGIC_LEN)?;
+        let magic = self.buffer.available().first_chunk::<MAGIC_LEN>().copied();
+        let pcap_magics = [pcap::MAGIC_MICROS, pcap::MAGIC_NANOS];
         self.format = match magic {
-            pcapng::SECTION_HEADER => Format::Pcapng(Pcapng::new()),
-            m if [pcap::MAGIC_MICROS, pcap::MAGIC_NANOS].contains(&m)
-                || [pcap::MAGIC_MICROS, pcap::MAGIC_NANOS].contains(&pcap::reversed(m)) =>
+            Some(pcapng::SECTION_HEADER) => Format::Pcapng(Pcapng::new()),
+            Some(magic)
+                if pcap_magics.contains(&magic) || pcap_magics.contains(&pcap::reversed(magic)) =>
             {
                 Format::Pcap(Pcap::open(&mut self.buffer)?)
             }
@@ -217,17 +238,18 @@ impl CaptureReader {
         Ok(())
     }
 
-    /// Replaces the buffer with one reading through a decompressor.
+    /// Replaces the buffer with one reading through a decompressor. Progress
+    /// then counts the compressed bytes the decompressor takes.
     fn decompress(&mut self) -> Result<(), ReadError> {
-        let compressed =
-            std::mem::replace(&mut self.buffer, StreamBuffer::new(Box::new(io::empty())));
-        let is_gzip = compressed.available().starts_with(&GZIP_MAGIC);
+        let is_gzip = self.buffer.available().starts_with(&GZIP_MAGIC);
+        let file = std::mem::replace(&mut self.buffer, StreamBuffer::new(Box::new(io::empty())));
+        let count = Arc::new(AtomicU64::new(0));
+        self.file_bytes_read = Some(Arc::clone(&count));
+        let compressed = Counting { inner: file, count };
         let source: Box<dyn Read + Send> = if is_gzip {
-            Box::new(flate2::read::MultiGzDecoder::new(compressed))
+            Box::new(flate2::bufread::MultiGzDecoder::new(compressed))
         } else {
-            Box::new(zstd::stream::read::Decoder::with_buffer(
-                io::BufReader::new(compressed),
-            )?)
+            Box::new(zstd::stream::read::Decoder::with_buffer(compressed)?)
         };
         self.buffer = StreamBuffer::new(source);
         Ok(())

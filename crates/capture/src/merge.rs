@@ -1,4 +1,8 @@
-//! Several captures merged into one timeline by timestamp.
+//! Several captures merged into one timeline by timestamp, as from a ring
+//! buffer's rotation or from capture points on both ends of a link.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::{open, CaptureError, CaptureReader, Frame};
 
@@ -6,6 +10,10 @@ use crate::{open, CaptureError, CaptureReader, Frame};
 /// (ties go to the earlier file). Frames are renumbered from 1.
 pub struct MergedReader {
     readers: Vec<CaptureReader>,
+    /// Next timestamp and index of each reader with frames left; unused for one file.
+    queue: BinaryHeap<Reverse<(i64, usize)>>,
+    /// The reader that handed out the last frame, to be queued again.
+    last: Option<usize>,
     frames: u64,
 }
 
@@ -15,18 +23,33 @@ impl MergedReader {
             .iter()
             .map(|path| open(path))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(MergedReader { readers, frames: 0 })
+        let mut merged = MergedReader {
+            queue: BinaryHeap::with_capacity(readers.len()),
+            last: None,
+            frames: 0,
+            readers,
+        };
+        if merged.readers.len() > 1 {
+            for index in 0..merged.readers.len() {
+                merged.enqueue(index)?;
+            }
+        }
+        Ok(merged)
     }
 
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
         let Some(source) = self.earliest()? else {
             return Ok(None);
         };
+        let Some(reader) = self.readers.get_mut(source) else {
+            return Ok(None);
+        };
+        let Some(frame) = reader.next_frame()? else {
+            return Ok(None);
+        };
         self.frames += 1;
-        let number = self.frames;
-        let frame = self.readers[source].next_frame()?;
-        Ok(frame.map(|frame| Frame {
-            number,
+        Ok(Some(Frame {
+            number: self.frames,
             source,
             ..frame
         }))
@@ -37,21 +60,30 @@ impl MergedReader {
         if self.readers.len() == 1 {
             return Ok(Some(0));
         }
-        let mut best: Option<(i64, usize)> = None;
-        for (index, reader) in self.readers.iter_mut().enumerate() {
-            if let Some(timestamp) = reader.peek_timestamp()? {
-                if best.is_none_or(|(earliest, _)| timestamp < earliest) {
-                    best = Some((timestamp, index));
-                }
-            }
+        if let Some(last) = self.last.take() {
+            self.enqueue(last)?;
         }
-        Ok(best.map(|(_, index)| index))
+        self.last = self.queue.pop().map(|Reverse((_, index))| index);
+        Ok(self.last)
     }
 
+    /// Queues a reader by its next frame's time, unless it has none left.
+    fn enqueue(&mut self, index: usize) -> Result<(), CaptureError> {
+        let Some(reader) = self.readers.get_mut(index) else {
+            return Ok(());
+        };
+        if let Some(timestamp) = reader.peek_timestamp()? {
+            self.queue.push(Reverse((timestamp, index)));
+        }
+        Ok(())
+    }
+
+    /// Bytes taken from all the files so far.
     pub fn bytes_read(&self) -> u64 {
         self.readers.iter().map(CaptureReader::bytes_read).sum()
     }
 
+    /// The files' total size, when every size is known.
     pub fn total_bytes(&self) -> Option<u64> {
         self.readers.iter().map(CaptureReader::total_bytes).sum()
     }

@@ -9,7 +9,7 @@ use synth::{Conversation, Side, Trace};
 type Read = Vec<(i64, u32, Vec<u8>, u32)>;
 
 fn read_all(bytes: Vec<u8>) -> Result<Read, CaptureError> {
-    let mut reader = CaptureReader::from_reader("test", Cursor::new(bytes), None)?;
+    let mut reader = CaptureReader::from_reader("test", Cursor::new(bytes))?;
     let mut frames = Vec::new();
     while let Some(frame) = reader.next_frame()? {
         frames.push((
@@ -161,7 +161,7 @@ fn a_truncated_record_names_its_offset_and_frame() {
         let frames = read_all(sample_trace().to_pcap()).unwrap();
         (full - 16 - frames[3].2.len()) as u64
     };
-    let mut reader = CaptureReader::from_reader("cut.pcap", Cursor::new(file), None).unwrap();
+    let mut reader = CaptureReader::from_reader("cut.pcap", Cursor::new(file)).unwrap();
     for _ in 0..3 {
         reader.next_frame().unwrap().unwrap();
     }
