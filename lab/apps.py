@@ -7,7 +7,8 @@ scenario needs. Run one as `apps.py NAME [options]` inside a host's namespace.
   and the server can stall every few seconds.
 - rr-client: sends requests (optionally in several writes) and reads the
   responses, over one or many connections.
-- sink: reads an upload, optionally slowly and with a small receive buffer.
+- sink: reads an upload, optionally slowly, with a small receive buffer, or
+  only once a whole record has arrived.
 - source: sends a download of a given size.
 - upload: sends a given number of bytes to a sink.
 - slow-accept: listens with a tiny backlog and accepts slowly.
@@ -71,7 +72,8 @@ def rr_server(args):
     started = time.monotonic()
     while True:
         connection, _ = server.accept()
-        threading.Thread(target=serve_requests, args=(connection, args, started), daemon=True).start()
+        threading.Thread(target=serve_requests, args=(connection, args, started),
+                         daemon=True).start()
 
 
 def rr_client(args):
@@ -102,6 +104,10 @@ def rr_client_connections(args, delay_ms=0.0):
             if read_request(connection, response_size) is None:
                 break
             time.sleep(args.client_think_ms / 1000)
+        if args.read_to_close:
+            # Close only once the server has: the server alone then holds TIME_WAIT.
+            while connection.recv(4096):
+                pass
         connection.close()
         time.sleep(args.between_connections_ms / 1000)
 
@@ -155,10 +161,10 @@ def sink(args):
     server = listener(args.port, rcvbuf=args.rcvbuf)
     while True:
         connection, _ = server.accept()
+        if args.rcvlowat:
+            # Reads wait for this much data, as an application reading whole records would.
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, args.rcvlowat)
         while connection.recv(args.read_size):
-            if args.delay_acks:
-                # Leave quick-ACK mode, as a Windows receiver with delayed ACK would.
-                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
             time.sleep(args.read_pause_ms / 1000)
         connection.close()
 
@@ -213,11 +219,13 @@ def slow_accept(args):
     while True:
         time.sleep(args.accept_every_s)
         connection, _ = server.accept()
-        threading.Thread(target=serve_requests, args=(connection, args, started), daemon=True).start()
+        threading.Thread(target=serve_requests, args=(connection, args, started),
+                         daemon=True).start()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("app", choices=["rr-server", "rr-client", "sink", "source", "upload",
                                         "download", "slow-accept", "front"])
     parser.add_argument("--server", default="10.77.0.2")
@@ -230,6 +238,8 @@ def main():
     parser.add_argument("--nodelay", type=int, default=0)
     parser.add_argument("--requests", type=int, default=10)
     parser.add_argument("--connections", type=int, default=1)
+    parser.add_argument("--read-to-close", type=int, default=0,
+                        help="the client closes only after the server has")
     parser.add_argument("--client-think-ms", type=float, default=0)
     parser.add_argument("--between-connections-ms", type=float, default=0)
     parser.add_argument("--parallel", type=int, default=1, help="client connections at once")
@@ -244,7 +254,7 @@ def main():
     parser.add_argument("--rcvbuf", type=int, default=0)
     parser.add_argument("--sndbuf", type=int, default=0)
     parser.add_argument("--read-size", type=int, default=65536)
-    parser.add_argument("--delay-acks", type=int, default=0, help="the sink keeps delaying ACKs")
+    parser.add_argument("--rcvlowat", type=int, default=0, help="bytes the sink's reads wait for")
     parser.add_argument("--read-pause-ms", type=float, default=0)
     parser.add_argument("--bytes", type=int, default=1_000_000)
     parser.add_argument("--write-size", type=int, default=65536)

@@ -1,7 +1,9 @@
 """Lab hosts: a client and a server namespace joined by the relay in wire.py."""
 
 import contextlib
+import os
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -31,32 +33,40 @@ def remove_hosts():
 def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sysctls=None,
           back_tier=False):
     """Two hosts with a wire between them, and optionally a back-tier host
-    behind the server; yields the running wire."""
+    behind the server; yields the running wire. Everything is removed on
+    the way out, whatever the reason."""
     remove_hosts()
-    for ns in (CLIENT_NS, SERVER_NS):
-        sh("ip", "netns", "add", ns)
-        sh("ip", "-n", ns, "link", "set", "lo", "up")
-    wire = Wire(CLIENT_TAP, SERVER_TAP, delay_ms=delay_ms, rate_mbit=rate_mbit, drops=drops)
-    wire.move_into(CLIENT_NS, SERVER_NS)
-    for ns, tap, ip, peer, sysctls in (
-        (CLIENT_NS, CLIENT_TAP, CLIENT_IP, SERVER_IP, client_sysctls),
-        (SERVER_NS, SERVER_TAP, SERVER_IP, CLIENT_IP, server_sysctls),
-    ):
-        sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", tap)
-        sh("ip", "-n", ns, "link", "set", tap, "up")
-        for key, value in (sysctls or {}).items():
-            sh(*in_ns(ns, "sysctl", "-qw", f"{key}={value}"))
-    if back_tier:
-        add_back_tier()
-    stop = threading.Event()
-    relay = threading.Thread(target=wire.run, args=(stop,), daemon=True)
-    relay.start()
+    wire, relay, stop = None, None, threading.Event()
     try:
+        for ns in (CLIENT_NS, SERVER_NS):
+            sh("ip", "netns", "add", ns)
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        wire = Wire(CLIENT_TAP, SERVER_TAP, delay_ms=delay_ms, rate_mbit=rate_mbit, drops=drops)
+        wire.move_into(CLIENT_NS, SERVER_NS)
+        add_address(CLIENT_NS, CLIENT_TAP, CLIENT_IP, client_sysctls)
+        add_address(SERVER_NS, SERVER_TAP, SERVER_IP, server_sysctls)
+        if back_tier:
+            add_back_tier()
+        relay = threading.Thread(target=wire.run, args=(stop,), daemon=True)
+        relay.start()
         yield wire
     finally:
         stop.set()
-        relay.join()
+        if relay:
+            relay.join()
+        if wire:
+            wire.close()
         remove_hosts()
+
+
+def add_address(ns, tap, ip, sysctls):
+    sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", tap)
+    sh("ip", "-n", ns, "link", "set", tap, "up")
+    for key, value in (sysctls or {}).items():
+        if os.path.exists("/proc/sys/" + key.replace(".", "/")):
+            sh(*in_ns(ns, "sysctl", "-qw", f"{key}={value}"))
+        else:
+            print(f"  (this kernel has no {key}; left as it is)")
 
 
 def add_back_tier():
@@ -73,14 +83,18 @@ def add_back_tier():
 @contextlib.contextmanager
 def running(ns, *command):
     """A background process in a namespace, stopped on exit."""
-    process = subprocess.Popen(in_ns(ns, *command), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    errors = tempfile.TemporaryFile("w+")
+    process = subprocess.Popen(in_ns(ns, *command), stdout=subprocess.DEVNULL, stderr=errors)
     time.sleep(0.3)
+    if process.poll() is not None:
+        errors.seek(0)
+        raise RuntimeError(f"{' '.join(command)} exited at once: {errors.read()}")
     try:
         yield process
     finally:
         process.terminate()
         process.wait()
+        errors.close()
 
 
 @contextlib.contextmanager
@@ -94,10 +108,13 @@ def recording(points, path_for, snaplen=128):
     for point in points:
         ns, tap = taps[point]
         processes.append(subprocess.Popen(
-            in_ns(ns, "tcpdump", "-q", "--immediate-mode", "-U", "-i", tap, "-s", str(snaplen), "-w", path_for(point), "tcp"),
+            in_ns(ns, "tcpdump", "-q", "--immediate-mode", "-U", "-i", tap, "-s", str(snaplen),
+                  "-w", path_for(point), "tcp"),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    time.sleep(0.5)
     try:
+        time.sleep(0.5)
+        if any(process.poll() is not None for process in processes):
+            raise RuntimeError(f"tcpdump did not start on {points}")
         yield
     finally:
         time.sleep(0.3)

@@ -1,4 +1,8 @@
-"""Figures measured from a lab capture with tshark, for the manifests."""
+"""Figures measured from a lab capture with tshark, for the manifests.
+
+Every figure a manifest states comes from here, read from the capture after
+it was recorded; nothing is copied from the scenario's settings.
+"""
 
 import statistics
 import subprocess
@@ -8,28 +12,32 @@ FIELDS = [
     "tcp.stream", "tcp.flags.syn", "tcp.flags.ack", "tcp.flags.fin", "tcp.flags.reset",
     "tcp.seq", "tcp.ack", "tcp.len", "tcp.window_size", "tcp.analysis.retransmission",
     "tcp.analysis.lost_segment", "tcp.analysis.zero_window", "tcp.analysis.out_of_order",
+    "tcp.analysis.bytes_in_flight",
 ]
 
 
+def flag(cell):
+    return cell in ("1", "True")
+
+
 class Packet:
+    """One TCP packet as tshark dissects it."""
+
     def __init__(self, cells):
-        (self.frame, self.time, self.src, self.sport, self.dport, self.stream, syn, ack,
-         fin, rst, self.seq, self.ack, self.len, self.window, retransmission, lost,
-         zero_window, out_of_order) = cells
-        self.frame, self.stream = int(self.frame), int(self.stream)
-        self.time = float(self.time)
-        self.sport, self.dport = int(self.sport), int(self.dport)
-        self.syn, self.ack_flag = syn in ("1", "True"), ack in ("1", "True")
-        self.fin, self.rst = fin in ("1", "True"), rst in ("1", "True")
-        self.seq, self.ack, self.len = int(self.seq), int(self.ack or 0), int(self.len)
-        self.window = int(self.window or 0)
+        (frame, time, self.src, sport, dport, stream, syn, ack, fin, rst, seq, ack_number,
+         length, window, retransmission, lost, zero_window, out_of_order, in_flight) = cells
+        self.frame, self.time, self.stream = int(frame), float(time), int(stream)
+        self.sport, self.dport = int(sport), int(dport)
+        self.syn, self.ack_flag, self.fin, self.rst = flag(syn), flag(ack), flag(fin), flag(rst)
+        self.seq, self.ack, self.len = int(seq), int(ack_number or 0), int(length)
+        self.window = int(window or 0)
         self.retransmission, self.lost = bool(retransmission), bool(lost)
-        self.zero_window = bool(zero_window)
-        self.out_of_order = bool(out_of_order)
+        self.zero_window, self.out_of_order = bool(zero_window), bool(out_of_order)
+        self.in_flight = int(in_flight or 0)
 
 
 def packets(path):
-    command = ["tshark", "-n", "-r", path, "-T", "fields"]
+    command = ["tshark", "-n", "-r", path, "-Y", "tcp", "-T", "fields"]
     for field in FIELDS:
         command += ["-e", field]
     lines = subprocess.run(command, capture_output=True, text=True, check=True).stdout
@@ -49,6 +57,7 @@ def median(values):
 
 
 def throughput_bytes_per_s(pkts, src_ip):
+    """New payload bytes per second from the first data segment to the last."""
     data = data_from(pkts, src_ip)
     if len(data) < 2:
         return 0.0
@@ -57,6 +66,7 @@ def throughput_bytes_per_s(pkts, src_ip):
 
 
 def handshake_rtt_ms(pkts):
+    """SYN to the client's ACK of the SYN-ACK, on the first connection."""
     syn = next(p for p in pkts if p.syn and not p.ack_flag)
     syn_ack = next(p for p in pkts if p.syn and p.ack_flag and p.stream == syn.stream)
     ack = next(p for p in pkts if p.stream == syn.stream and p.ack_flag and not p.syn
@@ -64,7 +74,17 @@ def handshake_rtt_ms(pkts):
     return (ack.time - syn.time) * 1000
 
 
+def advertised_windows(pkts, src_ip):
+    """Receive windows `src_ip` advertised after its handshake, in bytes."""
+    return [p.window for p in pkts if p.src == src_ip and not p.syn]
+
+
+def largest_in_flight(pkts, src_ip):
+    return max((p.in_flight for p in pkts if p.src == src_ip), default=0)
+
+
 def syn_times_by_stream(pkts):
+    """{(client port, server port): times of every SYN the client sent}."""
     times = {}
     for p in pkts:
         if p.syn and not p.ack_flag:
@@ -72,19 +92,42 @@ def syn_times_by_stream(pkts):
     return times
 
 
+def connections_opened(pkts):
+    """Connections the client tried to open, port reuse included."""
+    return len({p.stream for p in pkts if p.syn and not p.ack_flag})
+
+
+def syn_retry_offsets_s(pkts):
+    """Seconds from the first SYN to each retry, for the most retried connection."""
+    most_retried = max(syn_times_by_stream(pkts).values(), key=len)
+    return [round(t - most_retried[0], 1) for t in most_retried[1:]]
+
+
+def unanswered_connections(pkts):
+    syns = syn_times_by_stream(pkts)
+    answered = {(p.dport, p.sport) for p in pkts if p.syn and p.ack_flag}
+    return [key for key in syns if key not in answered]
+
+
 def request_stalls_ms(pkts, sender_ip):
-    """Gaps inside one application write's segments: a segment held back
-    until the previous one was acknowledged."""
+    """Gaps over 5 ms inside one message: between consecutive data segments
+    of one sender in a connection with no data from the peer in between, as
+    when a segment is held back until the previous one is acknowledged."""
     stalls = []
-    by_stream = {}
-    for p in data_from(pkts, sender_ip):
-        by_stream.setdefault(p.stream, []).append(p)
-    for segments in by_stream.values():
+    for segments in by_stream(p for p in pkts if p.len > 0).values():
         for first, second in zip(segments, segments[1:]):
+            same_message = first.src == second.src == sender_ip
             gap = (second.time - first.time) * 1000
-            if gap > 5 and not second.retransmission:
+            if same_message and gap > 5 and not second.retransmission:
                 stalls.append(gap)
     return stalls
+
+
+def by_stream(pkts):
+    streams = {}
+    for p in pkts:
+        streams.setdefault(p.stream, []).append(p)
+    return streams
 
 
 def server_think_ms(pkts, client_ip, server_ip):
@@ -105,3 +148,40 @@ def idle_periods_ms(pkts, minimum_ms):
     data = [p for p in pkts if p.len > 0]
     return [(a.time, (b.time - a.time) * 1000) for a, b in zip(data, data[1:])
             if (b.time - a.time) * 1000 >= minimum_ms]
+
+
+def burst_starts(times, quiet_s):
+    """The first time of each run of `times` separated by less than `quiet_s`."""
+    return [t for index, t in enumerate(times) if index == 0 or t - times[index - 1] >= quiet_s]
+
+
+def zero_window_ms(pkts, receiver_ip):
+    """How long `receiver_ip` advertised a zero window, in all."""
+    total, closed_at = 0.0, None
+    for p in pkts:
+        if p.src != receiver_ip or p.syn:
+            continue
+        if p.window == 0 and closed_at is None:
+            closed_at = p.time
+        elif p.window > 0 and closed_at is not None:
+            total += p.time - closed_at
+            closed_at = None
+    return total * 1000
+
+
+def time_wait_reuses_ms(pkts, server_ip):
+    """For each connection that reuses the client port of an earlier one the
+    server closed first: ms from the server's FIN to the new SYN."""
+    reuses, server_fin_by_port = [], {}
+    for segments in sorted(by_stream(pkts).values(), key=lambda s: s[0].time):
+        syn = next((p for p in segments if p.syn and not p.ack_flag), None)
+        if syn and syn.sport in server_fin_by_port:
+            reuses.append((syn.time - server_fin_by_port[syn.sport]) * 1000)
+        fins = [p for p in segments if p.fin]
+        if fins and fins[0].src == server_ip:
+            server_fin_by_port[fins[0].dport] = fins[0].time
+    return reuses
+
+
+def largest_segment(pkts):
+    return max((p.len for p in pkts), default=0)

@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-"""Regenerates every lab scenario: real Linux TCP between two network
+"""Regenerates the lab's scenarios: real Linux TCP between network
 namespaces, recorded with tcpdump, each capture with a manifest of the
-causes it must reveal and the figures measured from it.
+causes it must reveal, the settings it was made with and the figures
+measured from it afterwards.
 
-    sudo python3 lab/run.py [SCENARIO ...]     # all when none is named
+    sudo python3 lab/run.py [--out DIR] [SCENARIO ...]     # all when none is named
 
-Captures and manifests go to tests/captures/.
+Captures and manifests go to tests/captures/ unless --out says otherwise.
 """
 
+import argparse
+import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
+import traceback
 
 import measure
 from hosts import (BACK_IP, BACK_NS, CLIENT_IP, CLIENT_NS, SERVER_IP, SERVER_NS, hosts, in_ns,
@@ -21,285 +26,413 @@ from hosts import (BACK_IP, BACK_NS, CLIENT_IP, CLIENT_NS, SERVER_IP, SERVER_NS,
 from wire import DropRule
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(os.path.dirname(HERE), "tests", "captures")
+CAPTURES = os.path.join(os.path.dirname(HERE), "tests", "captures")
 APPS = ["python3", os.path.join(HERE, "apps.py")]
+MSS = 1448  # 1500-byte MTU less IP and TCP headers and timestamps
+MAX_CAPTURE_BYTES = 2_000_000
+SNAPLEN = 128
 
 
-def client(*args, timeout=60):
-    subprocess.run(in_ns(CLIENT_NS, *APPS, *args, "--server", SERVER_IP), timeout=timeout,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+@dataclasses.dataclass
+class Setup:
+    """How a scenario is made: the wire, the hosts and the applications."""
+
+    server: list  # apps.py arguments for the server
+    client: list  # apps.py arguments for the client, which runs to completion
+    port: int = 8080
+    delay_ms: float = 1.0
+    rate_mbit: float = None
+    drops: list = dataclasses.field(default_factory=list)
+    client_sysctls: dict = dataclasses.field(default_factory=dict)
+    back: list = None  # apps.py arguments for a back tier on a third host
+    points: tuple = ("client",)
+
+    def hosts_options(self):
+        return {"delay_ms": self.delay_ms, "rate_mbit": self.rate_mbit, "drops": self.drops,
+                "client_sysctls": self.client_sysctls, "back_tier": self.back is not None}
+
+    def wire(self):
+        wire = {"delay_ms": self.delay_ms, "rate_mbit": self.rate_mbit,
+                "drops": [rule.describe() for rule in self.drops]}
+        return {key: value for key, value in wire.items() if value}
+
+    def apps(self):
+        apps = {"server": " ".join(["apps.py", *self.server, "--port", str(self.port)]),
+                "client": " ".join(["apps.py", *self.client, "--port", str(self.port)])}
+        if self.back:
+            apps["back"] = " ".join(["apps.py", *self.back])
+        if self.client_sysctls:
+            apps["client_sysctls"] = self.client_sysctls
+        return apps
 
 
-def record(name, server_args, client_runs, points=("client",), wire=None, snaplen=128):
-    """Runs one scenario; returns {capture point: capture path}."""
-    paths = {point: os.path.join(OUT, f"{name}.pcap" if len(points) == 1 else f"{name}-{point}.pcap")
-             for point in points}
-    with hosts(**(wire or {})):
-        with running(SERVER_NS, *APPS, *server_args):
-            with recording(points, paths.get, snaplen):
-                client_runs()
-    for path in paths.values():
-        os.chmod(path, 0o644)
-    return paths
+class Lab:
+    """Records scenarios into one directory and writes their manifests. A
+    capture is recorded under a .tmp name and takes its own name only once
+    its manifest is written, so an interrupted run leaves no mismatched pair."""
+
+    def __init__(self, out):
+        self.out = out
+        self.staged = []
+
+    def record(self, name, setup):
+        """Runs one scenario; returns {capture point: capture path}."""
+        single = len(setup.points) == 1
+        paths = {point: os.path.join(self.out, f"{name}.pcap" if single else f"{name}-{point}.pcap")
+                 + ".tmp" for point in setup.points}
+        self.staged = list(paths.values())
+        with hosts(**setup.hosts_options()):
+            with running(SERVER_NS, *APPS, *setup.server, "--port", str(setup.port)):
+                with recording(setup.points, paths.get, SNAPLEN):
+                    if setup.back:
+                        with running(BACK_NS, *APPS, *setup.back):
+                            run_client(setup)
+                    else:
+                        run_client(setup)
+        for path in paths.values():
+            os.chmod(path, 0o644)
+            check_capture(path)
+        return paths
+
+    def manifest(self, name, causes, setup, capture, point, expect, figure):
+        data = {
+            "scenario": name,
+            "causes": causes,
+            "capture": final_name(capture),
+            "capture_point": point,
+            "client": CLIENT_IP,
+            "server": f"{SERVER_IP}:{setup.port}",
+            "wire": setup.wire(),
+            "apps": setup.apps(),
+            "expect": expect,
+            "figure": figure,
+        }
+        staged_manifest = os.path.join(self.out, f"{name}.json.tmp")
+        with open(staged_manifest, "w") as out:
+            json.dump(data, out, indent=2, ensure_ascii=False)
+            out.write("\n")
+        for path in [*self.staged, staged_manifest]:
+            os.replace(path, path.removesuffix(".tmp"))
+        self.staged = []
+        print(f"{name}: {figure}")
+
+    def discard_staged(self):
+        for path in self.staged:
+            if os.path.exists(path):
+                os.remove(path)
+        self.staged = []
 
 
-def manifest(name, causes, path, point, wire, expect, figure):
-    data = {
-        "scenario": name,
-        "causes": causes,
-        "capture": os.path.basename(path),
-        "capture_point": point,
-        "client": CLIENT_IP,
-        "server": f"{SERVER_IP}:{expect.pop('port', 8080)}",
-        "wire": wire,
-        "expect": expect,
-        "figure": figure,
-    }
-    with open(os.path.join(OUT, f"{name}.json"), "w") as out:
-        json.dump(data, out, indent=2)
-        out.write("\n")
-    print(f"{name}: {figure}")
+def final_name(capture):
+    return os.path.basename(capture).removesuffix(".tmp")
 
 
-def two_piece_message(name, side):
-    """A message written in two pieces without TCP_NODELAY: the second piece
-    waits for the ACK of the first, which the peer delays."""
-    wire = {"delay_ms": 1.0}
+class NotReproduced(Exception):
+    """The capture does not show the cause its scenario is meant to show."""
+
+
+def require(condition, what):
+    if not condition:
+        raise NotReproduced(what)
+
+
+def near(value, target, tolerance=0.1):
+    return abs(value - target) <= abs(target) * tolerance
+
+
+def run_client(setup):
+    subprocess.run(in_ns(CLIENT_NS, *APPS, *setup.client, "--server", SERVER_IP,
+                         "--port", str(setup.port)),
+                   timeout=60, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def check_capture(path):
+    """Captures stay small enough to ship, and hold wire-sized segments only:
+    a segment over the MSS would be an offload artefact, not what a link carries."""
+    size = os.path.getsize(path)
+    if size > MAX_CAPTURE_BYTES:
+        raise RuntimeError(f"{path} is {size} bytes, over {MAX_CAPTURE_BYTES}")
+    largest = measure.largest_segment(measure.packets(path))
+    if largest > MSS:
+        raise RuntimeError(f"{path} holds a {largest}-byte segment: offloads are on")
+
+
+# The scenarios, each named for the cause its capture shows.
+
+def two_piece_message(lab, name, side):
+    """A message written in two pieces without TCP_NODELAY: Nagle holds the
+    second piece until the first is acknowledged, and the peer delays that ACK."""
     if side == "request":
-        server = ["rr-server", "--request-size", "300", "--chunks", "100"]
-        run = lambda: client("rr-client", "--pieces", "100,200", "--chunks", "100", "--requests", "20")
-        sender = CLIENT_IP
+        setup = Setup(server=["rr-server", "--request-size", "300", "--chunks", "100"],
+                      client=["rr-client", "--pieces", "100,200", "--chunks", "100",
+                              "--requests", "20"])
+        sender, causes = CLIENT_IP, ["nagle_delayed_ack"]
     else:
-        server = ["rr-server", "--request-size", "100", "--chunks", "100,1200", "--nodelay", "0"]
-        run = lambda: client("rr-client", "--pieces", "100", "--chunks", "100,1200", "--requests", "20")
-        sender = SERVER_IP
-    path = record(name, server, run, wire=wire)["client"]
+        setup = Setup(server=["rr-server", "--request-size", "100", "--chunks", "100,1200",
+                              "--nodelay", "0"],
+                      client=["rr-client", "--pieces", "100", "--chunks", "100,1200",
+                              "--requests", "20"])
+        sender, causes = SERVER_IP, ["delayed_ack"]
+    path = lab.record(name, setup)["client"]
     stalls = measure.request_stalls_ms(measure.packets(path), sender)
     stall = measure.median(stalls)
-    causes = ["nagle_delayed_ack"] if side == "request" else ["delayed_ack"]
-    manifest(name, causes, path, "client", wire,
-             {"stall_ms": round(stall, 1), "stalls": len(stalls), "stalled_side": sender},
-             f"{len(stalls)} stalls, median {stall:.1f} ms")
+    require(len(stalls) >= 15 and 36 <= stall <= 60, f"{len(stalls)} stalls of {stall:.1f} ms")
+    lab.manifest(name, causes, setup, path, "client",
+                 {"stall_ms": round(stall, 1), "stalls": len(stalls), "stalled_side": sender,
+                  "exchanges": 20},
+                 f"{len(stalls)} of 20 exchanges stalled, median {stall:.1f} ms")
 
 
-def delayed_ack():
-    two_piece_message("delayed_ack", "response")
+def delayed_ack(lab):
+    two_piece_message(lab, "delayed_ack", "response")
 
 
-def nagle_delayed_ack():
-    two_piece_message("nagle_delayed_ack", "request")
+def nagle_delayed_ack(lab):
+    two_piece_message(lab, "nagle_delayed_ack", "request")
 
 
-def receive_window_limit():
-    wire = {"delay_ms": 4.5}
-    server = ["sink", "--port", "5001", "--rcvbuf", "8192"]
-    run = lambda: client("upload", "--port", "5001", "--bytes", "3000000")
-    path = record("receive_window_limit", server, run, wire=wire)["client"]
+def receive_window_limit(lab):
+    setup = Setup(server=["sink", "--rcvbuf", "8192"], client=["upload", "--bytes", "3000000"],
+                  port=5001, delay_ms=4.5)
+    path = lab.record("receive_window_limit", setup)["client"]
     pkts = measure.packets(path)
-    window = max(p.window for p in pkts if p.src == SERVER_IP and not p.syn)
-    rtt = measure.handshake_rtt_ms(pkts)
+    windows = measure.advertised_windows(pkts, SERVER_IP)
+    window, rtt = max(windows), measure.handshake_rtt_ms(pkts)
     rate = measure.throughput_bytes_per_s(pkts, CLIENT_IP)
-    manifest("receive_window_limit", ["receive_window_limited"], path, "client", wire,
-             {"port": 5001, "window_bytes": window, "rtt_ms": round(rtt, 2),
-              "throughput_bytes_per_s": round(rate)},
-             f"{rate / 1e6:.2f} MB/s with {window / 1000:.1f} kB window, RTT {rtt:.1f} ms")
+    require(near(rate, window / rtt * 1000, 0.15), "throughput is not window/RTT")
+    lab.manifest("receive_window_limit", ["receive_window_limited"], setup, path, "client",
+                 {"window_bytes": window, "smallest_window_bytes": min(windows),
+                  "rtt_ms": round(rtt, 2), "throughput_bytes_per_s": round(rate),
+                  "window_per_rtt_bytes_per_s": round(window / rtt * 1000)},
+                 f"{rate / 1e6:.2f} MB/s with {window / 1000:.1f} kB window, RTT {rtt:.1f} ms "
+                 f"(window/RTT {window / rtt / 1000:.2f} MB/s)")
 
 
-def zero_window():
-    wire = {"delay_ms": 1.0}
-    server = ["sink", "--port", "5001", "--rcvbuf", "16384", "--read-size", "4096",
-              "--read-pause-ms", "40"]
-    run = lambda: client("upload", "--port", "5001", "--bytes", "400000")
-    path = record("zero_window", server, run, wire=wire)["client"]
+def zero_window(lab):
+    setup = Setup(server=["sink", "--rcvbuf", "16384", "--read-size", "4096",
+                          "--read-pause-ms", "40"],
+                  client=["upload", "--bytes", "400000"], port=5001)
+    path = lab.record("zero_window", setup)["client"]
     pkts = measure.packets(path)
     zero = [p for p in pkts if p.zero_window and p.src == SERVER_IP]
-    manifest("zero_window", ["zero_window"], path, "client", wire,
-             {"port": 5001, "zero_windows_min": len(zero), "stopped_reading": SERVER_IP},
-             f"{len(zero)} zero-window ACKs from the receiver")
+    closed_ms = measure.zero_window_ms(pkts, SERVER_IP)
+    require(zero, "no zero window")
+    lab.manifest("zero_window", ["zero_window"], setup, path, "client",
+                 {"zero_windows_min": len(zero), "zero_window_ms": round(closed_ms),
+                  "stopped_reading": SERVER_IP},
+                 f"{len(zero)} zero-window ACKs from the receiver, window shut "
+                 f"{closed_ms:.0f} ms in all")
 
 
-def loss_bursts_downstream():
-    wire = {"delay_ms": 2.0, "rate_mbit": 20}
-    drops = [DropRule("window", direction="c2s", period_s=1.0, burst_s=0.25)]
-    server = ["sink", "--port", "5001"]
-    run = lambda: client("upload", "--port", "5001", "--bytes", "6000000")
-    path = record("loss_bursts_downstream", server, run, wire={**wire, "drops": drops})["client"]
+def loss_bursts_downstream(lab):
+    setup = Setup(server=["sink"], client=["upload", "--bytes", "6000000"], port=5001,
+                  delay_ms=2.0, rate_mbit=20,
+                  drops=[DropRule("window", direction="c2s", period_s=1.0, burst_s=0.25)])
+    path = lab.record("loss_bursts_downstream", setup)["client"]
     pkts = measure.packets(path)
-    retransmitted = [p for p in pkts if p.retransmission and p.src == CLIENT_IP]
-    manifest("loss_bursts_downstream", ["packet_loss"], path, "client",
-             {**wire, "drops": "c2s data, 0.25 s of every 1 s"},
-             {"port": 5001, "retransmissions_min": len(retransmitted), "loss_period_s": 1.0,
-              "loss_location": "downstream"},
-             f"{len(retransmitted)} retransmissions in bursts every 1 s")
+    resent = [p.time for p in pkts if p.retransmission and p.src == CLIENT_IP]
+    bursts = measure.burst_starts(resent, quiet_s=0.4)
+    period = measure.median(measure.gaps_ms(bursts)) / 1000
+    require(len(bursts) >= 3 and near(period, 1.0), f"{len(bursts)} bursts every {period} s")
+    lab.manifest("loss_bursts_downstream", ["packet_loss"], setup, path, "client",
+                 {"retransmissions_min": len(resent), "server_retransmissions": sum(
+                     p.retransmission for p in pkts if p.src == SERVER_IP),
+                  "bursts": len(bursts), "burst_period_s": round(period, 2),
+                  "loss_location": "downstream"},
+                 f"{len(resent)} retransmissions in {len(bursts)} bursts every {period:.2f} s")
 
 
-def loss_upstream():
-    wire = {"delay_ms": 2.0, "rate_mbit": 50}
-    drops = [DropRule("random", direction="c2s", probability=0.02, seed=3)]
-    server = ["sink", "--port", "5001"]
-    run = lambda: client("upload", "--port", "5001", "--bytes", "3000000")
-    paths = record("loss_upstream", server, run, points=("client", "server"),
-                   wire={**wire, "drops": drops})
+def loss_upstream(lab):
+    setup = Setup(server=["sink"], client=["upload", "--bytes", "3000000"], port=5001,
+                  delay_ms=2.0, rate_mbit=50, points=("client", "server"),
+                  drops=[DropRule("random", direction="c2s", probability=0.02, seed=3)])
+    paths = lab.record("loss_upstream", setup)
     lost = [p for p in measure.packets(paths["server"]) if p.lost and p.src == CLIENT_IP]
     # Wireshark calls a resend out-of-order when it follows new data within an RTT.
     resent = [p for p in measure.packets(paths["client"])
               if (p.retransmission or p.out_of_order) and p.src == CLIENT_IP]
-    manifest("loss_upstream", ["packet_loss"], paths["server"], "server",
-             {**wire, "drops": "2% of c2s packets, between the two capture points"},
-             {"port": 5001, "lost_segments_min": len(lost), "loss_location": "upstream",
-              "sender_side_capture": os.path.basename(paths["client"]),
-              "sender_side_resent": len(resent)},
-             f"{len(lost)} gaps seen at the receiver; the sender's tap shows "
-             f"{len(resent)} segments sent again")
+    require(lost and len(resent) >= len(lost), f"{len(lost)} gaps, {len(resent)} resent")
+    lab.manifest("loss_upstream", ["packet_loss"], setup, paths["server"], "server",
+                 {"lost_segments_min": len(lost), "loss_location": "upstream",
+                  "sender_side_capture": final_name(paths["client"]),
+                  "sender_side_resent": len(resent)},
+                 f"{len(lost)} gaps seen at the receiver; the sender's tap shows "
+                 f"{len(resent)} segments sent again")
 
 
-def syn_drops():
+def syn_drops(lab):
     """Clients arrive every 200 ms at a server with a listen backlog of 1 that
     accepts one connection every 1.5 s: once its accept queue is full the
     kernel drops new SYNs, the clients retry after 1, 3 and 7 s, and those
     still waiting at 10 s give up."""
-    wire = {"delay_ms": 1.0}
-    exponential_backoff = {"net.ipv4.tcp_syn_linear_timeouts": 0}
-    server = ["slow-accept", "--backlog", "1", "--accept-every-s", "1.5"]
-    run = lambda: client("rr-client", "--parallel", "12", "--stagger-ms", "200", "--requests", "1",
-                         "--connect-timeout", "10")
-    path = record("syn_drops", server, run,
-                  wire={**wire, "client_sysctls": exponential_backoff})["client"]
+    setup = Setup(server=["slow-accept", "--backlog", "1", "--accept-every-s", "1.5"],
+                  client=["rr-client", "--parallel", "12", "--stagger-ms", "200",
+                          "--requests", "1", "--connect-timeout", "10"],
+                  client_sysctls={"net.ipv4.tcp_syn_linear_timeouts": 0})
+    path = lab.record("syn_drops", setup)["client"]
     pkts = measure.packets(path)
-    syns = measure.syn_times_by_stream(pkts)
-    answered_ports = {p.dport for p in pkts if p.syn and p.ack_flag}
-    unanswered = [key for key in syns if key[0] not in answered_ports]
-    most_retried = max(syns.values(), key=len)
-    retries = [round(t - most_retried[0], 1) for t in most_retried[1:]]
-    manifest("syn_drops", ["connection_setup_failure"], path, "client",
-             {**wire, "server": "listen backlog 1, one accept every 1.5 s, a client every 200 ms"},
-             {"syn_retry_after_s": retries, "connections": len(syns),
-              "unanswered_connections": len(unanswered)},
-             f"{len(syns)} connections; SYNs retried after {retries} s; "
-             f"{len(unanswered)} never answered")
+    retries = measure.syn_retry_offsets_s(pkts)
+    connections = measure.connections_opened(pkts)
+    unanswered = len(measure.unanswered_connections(pkts))
+    backoff = len(retries) == 3 and all(near(r, t) for r, t in zip(retries, [1, 3, 7]))
+    require(unanswered and backoff, f"retries after {retries} s, {unanswered} unanswered")
+    lab.manifest("syn_drops", ["connection_setup_failure"], setup, path, "client",
+                 {"syn_retry_after_s": retries, "connections": connections,
+                  "unanswered_connections": unanswered},
+                 f"{connections} connections; SYNs retried after {retries} s; "
+                 f"{unanswered} never answered")
 
 
-def server_think_time():
-    wire = {"delay_ms": 1.0}
-    server = ["rr-server", "--think-ms", "120"]
-    run = lambda: client("rr-client", "--requests", "10")
-    path = record("server_think_time", server, run, wire=wire)["client"]
+def server_think_time(lab):
+    setup = Setup(server=["rr-server", "--think-ms", "120"],
+                  client=["rr-client", "--requests", "10"])
+    path = lab.record("server_think_time", setup)["client"]
     think = measure.median(measure.server_think_ms(measure.packets(path), CLIENT_IP, SERVER_IP))
-    manifest("server_think_time", ["server_think_time"], path, "client", wire,
-             {"server_think_ms": round(think, 1)}, f"median server think time {think:.1f} ms")
+    require(think >= 120, f"{think} ms")
+    lab.manifest("server_think_time", ["server_think_time"], setup, path, "client",
+                 {"server_think_ms": round(think, 1)}, f"median server think time {think:.1f} ms")
 
 
-def small_writes():
-    wire = {"delay_ms": 1.0}
-    server = ["rr-server", "--chunks", "6,45,29", "--chunk-pause-ms", "15", "--nodelay", "1"]
-    run = lambda: client("rr-client", "--chunks", "6,45,29", "--requests", "10", "--nodelay", "1")
-    path = record("small_writes", server, run, wire=wire)["client"]
-    sizes = sorted({p.len for p in measure.data_from(measure.packets(path), SERVER_IP)})
-    manifest("small_writes", ["small_segments"], path, "client", wire,
-             {"response_segment_sizes": sizes, "write_gap_ms": 15},
-             f"responses written as segments of {sizes} bytes, 15 ms apart")
+def small_writes(lab):
+    setup = Setup(server=["rr-server", "--chunks", "6,45,29", "--chunk-pause-ms", "15",
+                          "--nodelay", "1"],
+                  client=["rr-client", "--chunks", "6,45,29", "--requests", "10", "--nodelay", "1"])
+    path = lab.record("small_writes", setup)["client"]
+    pkts = measure.packets(path)
+    responses = measure.data_from(pkts, SERVER_IP)
+    sizes = sorted({p.len for p in responses})
+    gap = measure.median(measure.request_stalls_ms(pkts, SERVER_IP))
+    require(sizes == [6, 29, 45], f"segments of {sizes} bytes")
+    lab.manifest("small_writes", ["small_segments"], setup, path, "client",
+                 {"response_segment_sizes": sizes, "response_segments": len(responses),
+                  "write_gap_ms": 15, "segment_gap_ms": round(gap, 1)},
+                 f"{len(responses)} response segments of {sizes} bytes, {gap:.1f} ms apart")
 
 
-def periodic_stalls():
-    wire = {"delay_ms": 1.0}
-    server = ["rr-server", "--stall-every-s", "1.5", "--stall-ms", "300"]
-    run = lambda: client("rr-client", "--requests", "400", "--client-think-ms", "10")
-    path = record("periodic_stalls", server, run, wire=wire)["client"]
+def periodic_stalls(lab):
+    setup = Setup(server=["rr-server", "--stall-every-s", "1.5", "--stall-ms", "300"],
+                  client=["rr-client", "--requests", "400", "--client-think-ms", "10"])
+    path = lab.record("periodic_stalls", setup)["client"]
     idle = measure.idle_periods_ms(measure.packets(path), 200)
-    lengths = [length for _, length in idle]
+    stall = measure.median([length for _, length in idle])
     period = measure.median(measure.gaps_ms([start for start, _ in idle])) / 1000
-    manifest("periodic_stalls", ["periodic_stalls"], path, "client", wire,
-             {"stall_ms": round(measure.median(lengths), 1), "stalls": len(idle),
-              "period_s": round(period, 2)},
-             f"{len(idle)} stalls of {measure.median(lengths):.0f} ms every {period:.2f} s")
+    require(len(idle) >= 3 and near(period, 1.5), f"{len(idle)} stalls every {period} s")
+    lab.manifest("periodic_stalls", ["periodic_stalls"], setup, path, "client",
+                 {"stall_ms": round(stall, 1), "stalls": len(idle), "period_s": round(period, 2)},
+                 f"{len(idle)} stalls of {stall:.0f} ms every {period:.2f} s")
 
 
-def chatty_high_rtt():
-    wire = {"delay_ms": 25.0}
-    server = ["rr-server", "--chunks", "200"]
-    run = lambda: client("rr-client", "--chunks", "200", "--requests", "40", "--nodelay", "1")
-    path = record("chatty_high_rtt", server, run, wire=wire)["client"]
+def chatty_high_rtt(lab):
+    setup = Setup(server=["rr-server", "--chunks", "200"],
+                  client=["rr-client", "--chunks", "200", "--requests", "40", "--nodelay", "1"],
+                  delay_ms=25.0)
+    path = lab.record("chatty_high_rtt", setup)["client"]
     pkts = measure.packets(path)
     rtt = measure.handshake_rtt_ms(pkts)
-    turns = len([p for p in measure.data_from(pkts, CLIENT_IP)])
-    manifest("chatty_high_rtt", ["chattiness"], path, "client", wire,
-             {"rtt_ms": round(rtt, 1), "turns": turns},
-             f"{turns} turns × RTT {rtt:.1f} ms")
+    requests = measure.data_from(pkts, CLIENT_IP)
+    responses = measure.data_from(pkts, SERVER_IP)
+    span = responses[-1].time - requests[0].time
+    require(len(requests) == 40 and near(span, 40 * rtt / 1000), f"{len(requests)} turns")
+    lab.manifest("chatty_high_rtt", ["chattiness"], setup, path, "client",
+                 {"rtt_ms": round(rtt, 1), "turns": len(requests),
+                  "exchange_s": round(span, 2)},
+                 f"{len(requests)} turns × RTT {rtt:.1f} ms = {span:.2f} s")
 
 
-def link_rate_limit():
-    wire = {"delay_ms": 1.0, "rate_mbit": 10}
-    server = ["sink", "--port", "5001"]
-    run = lambda: client("upload", "--port", "5001", "--bytes", "2500000")
-    path = record("link_rate_limit", server, run, wire=wire)["client"]
-    rate = measure.throughput_bytes_per_s(measure.packets(path), CLIENT_IP)
-    manifest("link_rate_limit", ["link_bandwidth"], path, "client", wire,
-             {"port": 5001, "throughput_bytes_per_s": round(rate), "link_bytes_per_s": 1_250_000},
-             f"{rate / 1e6:.2f} MB/s on a 10 Mbit/s link")
+def link_rate_limit(lab):
+    setup = Setup(server=["sink"], client=["upload", "--bytes", "2500000"], port=5001,
+                  rate_mbit=10)
+    path = lab.record("link_rate_limit", setup)["client"]
+    pkts = measure.packets(path)
+    rate = measure.throughput_bytes_per_s(pkts, CLIENT_IP)
+    window = max(measure.advertised_windows(pkts, SERVER_IP))
+    in_flight = measure.largest_in_flight(pkts, CLIENT_IP)
+    require(near(rate, 1_250_000) and in_flight < window, f"{rate:.0f} B/s")
+    lab.manifest("link_rate_limit", ["link_bandwidth"], setup, path, "client",
+                 {"throughput_bytes_per_s": round(rate), "link_bytes_per_s": 1_250_000,
+                  "window_bytes": window, "in_flight_max_bytes": in_flight},
+                 f"{rate / 1e6:.2f} MB/s on a 10 Mbit/s link; window {window / 1000:.0f} kB, "
+                 f"at most {in_flight / 1000:.0f} kB in flight")
 
 
-def odd_segments_delayed_ack():
-    """A send-and-wait application writes 4 kB at a time: each write goes out as
-    three segments, the receiver ACKs the first two at once and delays the ACK
-    of the odd third, and the next write waits for it."""
-    wire = {"delay_ms": 1.0}
-    server = ["sink", "--port", "5001", "--delay-acks", "1"]
-    run = lambda: client("upload", "--port", "5001", "--bytes", str(60 * 4096),
-                         "--write-size", "4096", "--wait-acked", "1")
-    path = record("odd_segments_delayed_ack", server, run, wire=wire)["client"]
-    stalls = measure.request_stalls_ms(measure.packets(path), CLIENT_IP)
-    manifest("odd_segments_delayed_ack", ["delayed_ack"], path, "client", wire,
-             {"port": 5001, "stall_ms": round(measure.median(stalls), 1), "stalls": len(stalls)},
-             f"{len(stalls)} writes waited {measure.median(stalls):.1f} ms for a delayed ACK")
+def odd_segments_delayed_ack(lab):
+    """A send-and-wait application writes 4 kB at a time: each write goes out
+    as three segments, the receiver ACKs the first two at once and delays the
+    ACK of the odd third, and the next write waits for it. The receiver reads
+    whole 64 kB records, so no read of its own releases the ACK early."""
+    writes = 60
+    setup = Setup(server=["sink", "--rcvlowat", "65536"],
+                  client=["upload", "--bytes", str(writes * 4096), "--write-size", "4096",
+                          "--wait-acked", "1"], port=5001)
+    path = lab.record("odd_segments_delayed_ack", setup)["client"]
+    pkts = measure.packets(path)
+    stalls = measure.request_stalls_ms(pkts, CLIENT_IP)
+    segments = len(measure.data_from(pkts, CLIENT_IP))
+    require(len(stalls) >= writes / 2 and segments == 3 * writes, f"{len(stalls)} stalls")
+    lab.manifest("odd_segments_delayed_ack", ["delayed_ack"], setup, path, "client",
+                 {"stall_ms": round(measure.median(stalls), 1), "stalls": len(stalls),
+                  "writes": writes, "segments_per_write": round(segments / writes, 2)},
+                 f"{len(stalls)} of {writes} writes ({segments / writes:.0f} segments each) waited "
+                 f"{measure.median(stalls):.1f} ms for a delayed ACK")
 
 
-def port_reuse():
-    wire = {"delay_ms": 1.0}
-    server = ["rr-server", "--close-after", "1"]
-    run = lambda: client("rr-client", "--requests", "1", "--connections", "8",
-                         "--between-connections-ms", "200")
-    path = record("port_reuse", server, run,
-                  wire={**wire, "client_sysctls": {"net.ipv4.ip_local_port_range": "40000 40001"}})["client"]
-    syns = measure.syn_times_by_stream(measure.packets(path))
-    ports = sorted({sport for sport, _ in syns})
-    manifest("port_reuse", ["ephemeral_port_reuse"], path, "client",
-             {**wire, "client_port_range": "40000-40001"},
-             {"connections": 8, "client_ports": ports},
-             f"8 connections on {len(ports)} client ports")
+def port_reuse(lab):
+    """Eight connections in a row from a two-port range; the server closes
+    first, so each new SYN meets the server's TIME_WAIT for the same port pair."""
+    setup = Setup(server=["rr-server", "--close-after", "1"],
+                  client=["rr-client", "--requests", "1", "--connections", "8",
+                          "--between-connections-ms", "200", "--read-to-close", "1"],
+                  client_sysctls={"net.ipv4.ip_local_port_range": "40000 40001"})
+    path = lab.record("port_reuse", setup)["client"]
+    pkts = measure.packets(path)
+    ports = sorted({sport for sport, _ in measure.syn_times_by_stream(pkts)})
+    reuses = measure.time_wait_reuses_ms(pkts, SERVER_IP)
+    connections = measure.connections_opened(pkts)
+    require(connections == 8 and len(reuses) == 7,
+            f"{connections} connections, {len(reuses)} reuses")
+    lab.manifest("port_reuse", ["ephemeral_port_reuse"], setup, path, "client",
+                 {"connections": connections, "client_ports": ports,
+                  "reuses_in_time_wait": len(reuses),
+                  "reuse_after_ms": round(measure.median(reuses), 1)},
+                 f"{connections} connections on {len(ports)} client port(s); {len(reuses)} reused "
+                 f"a port {measure.median(reuses):.0f} ms after the server's FIN (TIME_WAIT)")
 
 
-def pool_queueing():
+def pool_queueing(lab):
     """Twelve clients at once call a front tier whose pool to the back tier
     opens one connection a second: requests queue for the pool."""
-    wire = {"delay_ms": 1.0}
-
-    def run():
-        with running(BACK_NS, *APPS, "rr-server", "--port", "9090", "--think-ms", "20"):
-            client("rr-client", "--parallel", "12", "--requests", "25")
-
-    path = record("pool_queueing", ["front", "--pool-size", "8"], run, points=("server-any",),
-                  wire={**wire, "back_tier": True})["server-any"]
+    setup = Setup(server=["front", "--pool-size", "8"],
+                  client=["rr-client", "--parallel", "12", "--requests", "25"],
+                  back=["rr-server", "--port", "9090", "--think-ms", "20"],
+                  points=("server-any",))
+    path = lab.record("pool_queueing", setup)["server-any"]
     syns = measure.syn_times_by_stream(measure.packets(path))
     front = sorted(times[0] for (_, port), times in syns.items() if port == 8080)
     back = sorted(times[0] for (_, port), times in syns.items() if port == 9090)
     interval = measure.median(measure.gaps_ms(back)) / 1000
-    manifest("pool_queueing", ["connection_pool_queueing"], path, "server (any interface)",
-             {**wire, "back_tier": f"{BACK_IP}:9090 behind the server, think time 20 ms"},
-             {"front_connections": len(front), "back_connections": len(back),
-              "back_connection_interval_s": round(interval, 2)},
-             f"{len(front)} client connections wait on a pool that grew to {len(back)} "
-             f"connections, one every {interval:.2f} s")
+    require(2 <= len(back) < len(front) and near(interval, 1.0), f"{len(back)} pool connections")
+    lab.manifest("pool_queueing", ["connection_pool_queueing"], setup, path,
+                 "server (any interface)",
+                 {"front_connections": len(front), "back_connections": len(back),
+                  "back_connection_interval_s": round(interval, 2), "back_tier": f"{BACK_IP}:9090"},
+                 f"{len(front)} client connections wait on a pool that grew to {len(back)} "
+                 f"connections, one every {interval:.2f} s")
 
 
-def healthy():
-    wire = {"delay_ms": 1.0}
-    server = ["rr-server", "--chunks", "2000", "--nodelay", "1"]
-    run = lambda: client("rr-client", "--chunks", "2000", "--requests", "20", "--nodelay", "1")
-    path = record("healthy", server, run, wire=wire)["client"]
+def healthy(lab):
+    setup = Setup(server=["rr-server", "--chunks", "2000", "--nodelay", "1"],
+                  client=["rr-client", "--chunks", "2000", "--requests", "20", "--nodelay", "1"])
+    path = lab.record("healthy", setup)["client"]
     pkts = measure.packets(path)
     retransmissions = sum(p.retransmission for p in pkts)
-    manifest("healthy", [], path, "client", wire, {"retransmissions": retransmissions},
-             f"{len(pkts)} packets, {retransmissions} retransmissions")
+    zero_windows = sum(p.zero_window for p in pkts)
+    slowest = max(measure.server_think_ms(pkts, CLIENT_IP, SERVER_IP))
+    require(retransmissions == zero_windows == 0, "retransmissions or zero windows")
+    lab.manifest("healthy", [], setup, path, "client",
+                 {"retransmissions": retransmissions, "zero_windows": zero_windows,
+                  "slowest_response_ms": round(slowest, 1)},
+                 f"{len(pkts)} packets, {retransmissions} retransmissions, slowest response "
+                 f"{slowest:.1f} ms")
 
 
 SCENARIOS = {f.__name__: f for f in (
@@ -309,21 +442,48 @@ SCENARIOS = {f.__name__: f for f in (
     healthy)}
 
 
-def main():
+def parse_arguments():
+    parser = argparse.ArgumentParser(description="Regenerates the lab's captures and manifests.")
+    parser.add_argument("scenarios", nargs="*", metavar="SCENARIO",
+                        help=f"all when none is named; known: {', '.join(SCENARIOS)}")
+    parser.add_argument("--out", default=CAPTURES, help="where captures and manifests go")
+    args = parser.parse_args()
+    unknown = [name for name in args.scenarios if name not in SCENARIOS]
+    if unknown:
+        parser.error(f"unknown scenario {', '.join(unknown)}")
+    return args
+
+
+def check_environment():
     if os.geteuid() != 0:
         sys.exit("lab: run as root (network namespaces and TAP devices)")
     missing = [tool for tool in ("ip", "tcpdump", "tshark") if shutil.which(tool) is None]
     if missing:
         sys.exit(f"lab: {', '.join(missing)} missing (apt-get install iproute2 tcpdump tshark)")
-    names = sys.argv[1:] or list(SCENARIOS)
-    unknown = [n for n in names if n not in SCENARIOS]
-    if unknown:
-        sys.exit(f"lab: unknown scenario {unknown}; known: {', '.join(SCENARIOS)}")
-    os.makedirs(OUT, exist_ok=True)
-    for name in names:
+
+
+def main():
+    args = parse_arguments()
+    check_environment()
+    # A plain `kill` cleans up as Ctrl-C does: the hosts come down on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    os.makedirs(args.out, exist_ok=True)
+    lab, failed = Lab(os.path.abspath(args.out)), []
+    for name in args.scenarios or SCENARIOS:
         started = time.monotonic()
-        SCENARIOS[name]()
+        try:
+            SCENARIOS[name](lab)
+        except NotReproduced as reason:
+            print(f"{name}: did not reproduce ({reason}); its previous capture is kept")
+            failed.append(name)
+        except Exception:
+            traceback.print_exc()
+            failed.append(name)
+        finally:
+            lab.discard_staged()
         print(f"  ({time.monotonic() - started:.1f} s)")
+    if failed:
+        sys.exit(f"lab: failed: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,13 @@ two TAP devices, adding one-way delay, a rate limit and chosen drops.
 The kernel here has no netem, so this relay is how the lab gets a WAN. Each
 TAP is created by this process and then moved into its host's namespace; the
 file descriptors stay with the relay, which copies every frame across after
-the configured delay. TAP devices without a virtio header get no GSO, so
-every frame is MTU-sized, as on a real link.
+the configured delay. A TAP opened without IFF_VNET_HDR offers no TSO, so
+the kernel cuts TCP segments to the MSS (software GSO) before a frame
+reaches the TAP and its tcpdump, and one without IFF_NAPI does no GRO on
+the way in: every frame is wire-sized, as on a real link.
+
+The rate limit serialises frames per direction and queues them without
+bound: frames are lost only by the drop rules, never for want of buffer.
 """
 
 import fcntl
@@ -101,6 +106,23 @@ class DropRule:
         self.dropped += hit
         return hit
 
+    def describe(self):
+        """The rule in words, for the manifest."""
+        what = {
+            "random": f"{self.probability:.0%} of packets at random",
+            "window": f"data {self.burst_s:g} s of every {self.period_s:g} s",
+            "syn": "SYNs",
+            "syn_ack": "SYN-ACKs",
+            "nth_data": f"data segment number {self.nth}",
+        }[self.kind]
+        if self.count is not None:
+            what = f"the first {self.count} {what}"
+        if self.port is not None:
+            what += f" to port {self.port}"
+        if self.direction:
+            what += {"c2s": ", client to server", "s2c": ", server to client"}[self.direction]
+        return what
+
 
 class Wire:
     """Relays frames between the client's and the server's TAP."""
@@ -118,6 +140,10 @@ class Wire:
     def move_into(self, client_ns, server_ns):
         for tap, ns in ((self.names["c2s"], client_ns), (self.names["s2c"], server_ns)):
             subprocess.run(["ip", "link", "set", tap, "netns", ns], check=True)
+
+    def close(self):
+        for fd in self.fds.values():
+            os.close(fd)
 
     def run(self, stop):
         """Relays until the `stop` event is set."""
