@@ -1,0 +1,85 @@
+//! One module per cause. Each detector returns the finding it sees, if any;
+//! the severity and share are filled in by the caller.
+
+mod chattiness;
+mod delayed_ack;
+mod loss;
+mod server;
+mod setup;
+mod small_writes;
+mod window;
+
+use tcp::ConnectionSummary;
+
+use crate::{Finding, Inputs, Severity};
+use delayed_ack::Side;
+
+pub fn run(inputs: &Inputs) -> Vec<Finding> {
+    [
+        setup::setup_failures(inputs),
+        server::server_think_time(inputs),
+        delayed_ack::split_message(inputs, Side::Client),
+        delayed_ack::split_message(inputs, Side::Server),
+        window::receive_window(inputs),
+        window::zero_window(inputs),
+        loss::packet_loss(inputs),
+        chattiness::chattiness(inputs),
+        server::periodic_stalls(inputs),
+        small_writes::small_writes(inputs),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+pub(crate) fn finding(kind: &'static str, title: String, cost_ms: f64) -> Finding {
+    Finding {
+        kind,
+        severity: Severity::Info,
+        title,
+        cost_ms,
+        share: 0.0,
+        connections: 0,
+        transactions: 0,
+        example_connection: None,
+        frames: Vec::new(),
+        wireshark_filter: String::new(),
+        explanation: String::new(),
+        fix: String::new(),
+        what_if: String::new(),
+        suspected: None,
+    }
+}
+
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The connection's round trip at the capture point: the handshake's, else data-to-ACK.
+pub(crate) fn rtt_ms(connection: &ConnectionSummary) -> f64 {
+    let handshake = &connection.handshake;
+    match (handshake.rtt_to_server_ms, handshake.rtt_to_client_ms) {
+        (Some(server), Some(client)) => server + client,
+        _ => [&connection.client_to_server, &connection.server_to_client]
+            .iter()
+            .filter_map(|d| d.rtt.median_ms)
+            .fold(0.0, f64::max),
+    }
+}
+
+pub(crate) fn connection_by_id<'a>(inputs: &Inputs<'a>, id: u64) -> Option<&'a ConnectionSummary> {
+    // Connections are listed by id; the lookup falls back to a search if not.
+    let direct = inputs.connections.get(id as usize).filter(|c| c.id == id);
+    direct.or_else(|| inputs.connections.iter().find(|c| c.id == id))
+}
+
+pub(crate) fn distinct_connections(ids: impl Iterator<Item = u64>) -> u64 {
+    let mut ids: Vec<u64> = ids.collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len() as u64
+}
