@@ -24,6 +24,9 @@ pub struct Transaction {
     /// Position within its connection, from 1.
     pub index: u32,
     pub signature: String,
+    /// What the payload says the transaction is (`GET /index.html → 200`,
+    /// `TLS handshake`); null where the payload is not captured or not recognized.
+    pub name: Option<String>,
     pub request_start_ns: i64,
     pub request_end_ns: i64,
     pub response_start_ns: Option<i64>,
@@ -82,6 +85,7 @@ impl Open {
             connection,
             index: self.index,
             signature: signature::of(self.request_bytes, self.response_bytes),
+            name: None,
             request_start_ns: self.request_start_ns,
             request_end_ns: self.request_end_ns,
             response_start_ns: self.response.map(|(start, _)| start),
