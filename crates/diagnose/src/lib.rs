@@ -12,6 +12,8 @@
 mod detectors;
 mod evidence;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use tcp::ConnectionSummary;
 use transactions::Transaction;
@@ -68,6 +70,8 @@ pub struct Finding {
     pub what_if: String,
     /// Why the evidence is not conclusive, when it is not.
     pub suspected: Option<String>,
+    /// The measured figures behind the title, by name (`stall_ms`, `link_bytes_per_s`).
+    pub figures: BTreeMap<&'static str, f64>,
 }
 
 /// What the detectors read.

@@ -253,6 +253,7 @@ impl Connection {
         let half = &self.halves[direction.index()];
         let mut stats = half.stats.clone();
         stats.rtt = half.rtt.stats();
+        stats.ack_clock = half.clock.stats();
         stats.window_scale_known = half.scale != WindowScale::Unknown;
         stats.zero_window_ms = half.zero_window_ms(self.last_ns);
         stats

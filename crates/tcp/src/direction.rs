@@ -6,6 +6,7 @@
 
 use decode::{Flags, Segment};
 
+use crate::clock::{Ack, AckClock};
 use crate::event::EventKind;
 use crate::rtt::RttTracker;
 use crate::seq;
@@ -86,6 +87,7 @@ pub struct Half {
     window_sum: f64,
     window_samples: u64,
     pub rtt: RttTracker,
+    pub clock: AckClock,
     pub stats: DirectionSummary,
 }
 
@@ -108,6 +110,7 @@ impl Default for Half {
             window_sum: 0.0,
             window_samples: 0,
             rtt: RttTracker::default(),
+            clock: AckClock::default(),
             stats: DirectionSummary::default(),
         }
     }
@@ -191,6 +194,7 @@ pub fn analyze(
     if occupies_sequence && fwd.next_seq != 0 && seq::before(rel.seq, fwd.next_seq) {
         classify_resend(fwd, rev, segment, rel, first_rtt_ns, &mut flagged);
     }
+    track_clock(fwd, rev, segment, rel, flagged, first_rtt_ns.unwrap_or(0));
     advance(fwd, segment, rel, flagged);
     fwd.window = Some(rel.window);
     fwd.last_ack = rel.ack;
@@ -311,6 +315,45 @@ fn classify_resend(
         return;
     }
     flagged.raise(EventKind::Retransmission);
+}
+
+/// Feeds the ACK clocks: what this segment's ACK releases of the peer's
+/// data, then this segment's own new data.
+fn track_clock(
+    fwd: &mut Half,
+    rev: &mut Half,
+    segment: &Segment,
+    rel: Relative,
+    flagged: Flagged,
+    rtt_ns: i64,
+) {
+    let now = segment.timestamp_ns;
+    let advances = segment.flags.ack()
+        && fwd.last_ack != 0
+        && rev.next_seq != 0
+        && seq::after(rel.ack, fwd.last_ack);
+    if advances {
+        let ack = Ack {
+            at_ns: now,
+            bytes: u64::from(rel.ack.wrapping_sub(fwd.last_ack)),
+            leaves_outstanding: seq::after(rev.next_seq, rel.ack),
+            bare: rel.len == 0 && fwd.clock.last_data_ns() < rev.clock.last_data_ns(),
+        };
+        rev.clock.acked(ack, rtt_ns);
+    }
+    let resent = [
+        EventKind::Retransmission,
+        EventKind::FastRetransmission,
+        EventKind::SpuriousRetransmission,
+        EventKind::OutOfOrder,
+    ]
+    .iter()
+    .any(|&kind| flagged.has(kind));
+    let end = rel.seq.wrapping_add(rel.len);
+    let new_data = rel.len > 0 && (fwd.next_seq == 0 || seq::after(end, fwd.next_seq));
+    if new_data && !resent {
+        fwd.clock.sent(now, rtt_ns);
+    }
 }
 
 /// Moves the highest-sequence marks forward after the checks.

@@ -7,6 +7,7 @@
 //! connections are summarized and their state dropped. Request/response
 //! transactions are the next stage's job, not this one's.
 
+mod clock;
 mod connection;
 mod direction;
 mod event;
@@ -17,7 +18,7 @@ mod tracker;
 
 pub use event::{Direction, Event, EventKind};
 pub use summary::{
-    Close, ConnectionSummary, DirectionSummary, Handshake, Retransmissions, RttStats, SynOptions,
-    WindowStats,
+    AckClockStats, Close, ConnectionSummary, DirectionSummary, Handshake, Retransmissions,
+    RttStats, SynOptions, WindowStats,
 };
 pub use tracker::{Tracked, Tracker};

@@ -99,6 +99,28 @@ pub struct DirectionSummary {
     pub rtt: RttStats,
     /// Longest gap between two packets in this direction.
     pub max_idle_ms: f64,
+    /// How the peer's ACKs released this direction's data.
+    pub ack_clock: AckClockStats,
+}
+
+/// How the peer's ACKs released one direction's data: the rate and evenness
+/// of the ACK clock while data was outstanding, and waits for delayed ACKs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct AckClockStats {
+    /// Intervals between ACKs that moved forward with data still outstanding.
+    pub samples: u64,
+    /// Time covered by those intervals: the sender had data in flight.
+    pub busy_ms: f64,
+    /// Bytes acknowledged per second over those intervals.
+    pub bytes_per_s: Option<f64>,
+    /// Byte-weighted standard deviation of ln(rate) across the intervals:
+    /// near 0 when the ACKs come evenly spaced, as behind a bottleneck link.
+    pub spread: Option<f64>,
+    /// Pauses in this direction's data that ended as soon as a late bare
+    /// ACK (30 to 500 ms beyond the round trip) covered all it had sent.
+    pub delayed_ack_waits: u64,
+    /// Their total length, last data before to first data after.
+    pub delayed_ack_wait_ms: f64,
 }
 
 /// Retransmissions by cause; `total` counts each retransmitted segment once.

@@ -18,8 +18,8 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
     [
         setup::setup_failures(inputs),
         server::server_think_time(inputs),
-        delayed_ack::split_message(inputs, Side::Client),
-        delayed_ack::split_message(inputs, Side::Server),
+        delayed_ack::delayed_ack(inputs, Side::Client),
+        delayed_ack::delayed_ack(inputs, Side::Server),
         window::receive_window(inputs),
         window::zero_window(inputs),
         loss::packet_loss(inputs),
@@ -48,6 +48,7 @@ pub(crate) fn finding(kind: &'static str, title: String, cost_ms: f64) -> Findin
         fix: String::new(),
         what_if: String::new(),
         suspected: None,
+        figures: Default::default(),
     }
 }
 

@@ -6,7 +6,9 @@ use super::{finding, rtt_ms};
 use crate::{Finding, Inputs};
 
 /// Transfers shorter than this are too short to be window-limited.
-const BULK_BYTES: u64 = 256 * 1024;
+pub(crate) const BULK_BYTES: u64 = 256 * 1024;
+/// Below this round trip a capture's timing cannot show a window limit.
+const MIN_CREDIBLE_RTT_MS: f64 = 0.1;
 
 pub fn receive_window(inputs: &Inputs) -> Option<Finding> {
     let limited: Vec<(&ConnectionSummary, &DirectionSummary, u64, f64)> = inputs
@@ -19,15 +21,8 @@ pub fn receive_window(inputs: &Inputs) -> Option<Finding> {
             ]
         })
         .filter_map(|(c, data, receiver)| {
-            let window = receiver.window.max;
-            let rtt = rtt_ms(c);
-            let rate = data.unique_payload_bytes as f64 / (c.duration_ms / 1e3).max(1e-9);
-            let cap = window as f64 / (rtt / 1e3).max(1e-9);
-            let pinned = data.unique_payload_bytes >= BULK_BYTES
-                && rtt > 0.0
-                && data.max_bytes_in_flight as f64 >= 0.8 * window as f64
-                && rate <= 1.25 * cap;
-            pinned.then_some((c, data, window, rtt))
+            let (window, rtt) = (receiver.window.max, rtt_ms(c));
+            window_limited(c, data, window).then_some((c, data, window, rtt))
         })
         .collect();
     let &(connection, data, window, rtt) = limited.first()?;
@@ -81,6 +76,18 @@ pub fn receive_window(inputs: &Inputs) -> Option<Finding> {
     );
     found.suspected = Some("the link's own rate is not known from the capture; the cost assumes it could carry twice the rate".into());
     Some(found)
+}
+
+/// A bulk transfer that keeps the receiver's whole window in flight and
+/// moves at about window / RTT: the window, not the path, sets its rate.
+pub(crate) fn window_limited(c: &ConnectionSummary, data: &DirectionSummary, window: u64) -> bool {
+    let rtt = rtt_ms(c);
+    let rate = data.unique_payload_bytes as f64 / (c.duration_ms / 1e3).max(1e-9);
+    let cap = window as f64 / (rtt / 1e3).max(1e-9);
+    data.unique_payload_bytes >= BULK_BYTES
+        && rtt >= MIN_CREDIBLE_RTT_MS
+        && data.max_bytes_in_flight as f64 >= 0.8 * window as f64
+        && (0.5 * cap..=1.25 * cap).contains(&rate)
 }
 
 pub fn zero_window(inputs: &Inputs) -> Option<Finding> {
