@@ -29,6 +29,7 @@ pub struct Ack {
 #[derive(Debug, Default)]
 pub struct AckClock {
     last_data_ns: Option<i64>,
+    largest_segment: u64,
     /// The last ACK that moved forward, and whether it left data outstanding.
     last_advance: Option<(i64, bool)>,
     /// Bytes acknowledged at the same instant as the last advance, not yet in a sample.
@@ -50,8 +51,10 @@ impl AckClock {
         self.last_data_ns
     }
 
-    /// New data left this side at `at_ns`; `rtt_ns` is the handshake's round trip (0 if unknown).
-    pub fn sent(&mut self, at_ns: i64, rtt_ns: i64) {
+    /// `len` bytes of new data left this side at `at_ns`; `rtt_ns` is the
+    /// handshake's round trip (0 if unknown).
+    pub fn sent(&mut self, at_ns: i64, len: u32, rtt_ns: i64) {
+        self.largest_segment = self.largest_segment.max(u64::from(len));
         let resumed_on_late_ack = self
             .late_ack_ns
             .take()
@@ -97,8 +100,9 @@ impl AckClock {
         self.log_rate_square_sum += weight * log_rate * log_rate;
     }
 
-    /// A bare ACK that covers all that was sent, long after the last of it:
-    /// the receiver held it back on purpose.
+    /// A bare ACK of less than two full segments that covers all that was
+    /// sent, long after the last of it: the receiver held it back on purpose
+    /// (receivers acknowledge every second full segment at once).
     fn note_late_ack(&mut self, ack: Ack, rtt_ns: i64) {
         self.late_ack_ns = None;
         let Some(last_data) = self.last_data_ns else {
@@ -106,7 +110,8 @@ impl AckClock {
         };
         let beyond_round_trip = ack.at_ns - last_data - rtt_ns;
         let late = (DELAYED_ACK_MIN_NS..=DELAYED_ACK_MAX_NS).contains(&beyond_round_trip);
-        if late && ack.bare && !ack.leaves_outstanding {
+        let held_back = ack.bytes < 2 * self.largest_segment;
+        if late && held_back && ack.bare && !ack.leaves_outstanding {
             self.late_ack_ns = Some(ack.at_ns);
         }
     }

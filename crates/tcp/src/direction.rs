@@ -352,7 +352,7 @@ fn track_clock(
     let end = rel.seq.wrapping_add(rel.len);
     let new_data = rel.len > 0 && (fwd.next_seq == 0 || seq::after(end, fwd.next_seq));
     if new_data && !resent {
-        fwd.clock.sent(now, rtt_ns);
+        fwd.clock.sent(now, rel.len, rtt_ns);
     }
 }
 

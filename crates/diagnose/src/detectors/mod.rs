@@ -4,6 +4,7 @@
 mod chattiness;
 mod delayed_ack;
 mod loss;
+mod rate_limit;
 mod server;
 mod setup;
 mod small_writes;
@@ -21,6 +22,7 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         delayed_ack::delayed_ack(inputs, Side::Client),
         delayed_ack::delayed_ack(inputs, Side::Server),
         window::receive_window(inputs),
+        rate_limit::link_bandwidth(inputs),
         window::zero_window(inputs),
         loss::packet_loss(inputs),
         chattiness::chattiness(inputs),
