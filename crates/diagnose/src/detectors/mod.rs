@@ -4,6 +4,7 @@
 mod chattiness;
 mod delayed_ack;
 mod loss;
+mod port_reuse;
 mod rate_limit;
 mod server;
 mod setup;
@@ -23,6 +24,7 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         delayed_ack::delayed_ack(inputs, Side::Server),
         window::receive_window(inputs),
         rate_limit::link_bandwidth(inputs),
+        port_reuse::port_reuse(inputs),
         window::zero_window(inputs),
         loss::packet_loss(inputs),
         chattiness::chattiness(inputs),

@@ -1,0 +1,149 @@
+//! Client ports used again while the previous connection on the same
+//! 4-tuple may still sit in TIME_WAIT: few ephemeral ports (a narrow range,
+//! or SNAT sharing them) and one connection per request.
+
+use std::collections::HashMap;
+
+use tcp::{ConnectionSummary, EventKind};
+
+use super::{finding, median};
+use crate::{Finding, Inputs};
+
+/// TIME_WAIT lasts 60 s on Linux (120 to 240 s on Windows): a port used
+/// again sooner meets it on whichever side closed first.
+const TIME_WAIT_MS: f64 = 60_000.0;
+
+/// One connection opened on the 4-tuple of an earlier one.
+struct Reuse<'a> {
+    earlier: &'a ConnectionSummary,
+    later: &'a ConnectionSummary,
+    /// From the earlier connection's last packet to the later one's SYN.
+    after_ms: f64,
+}
+
+impl Reuse<'_> {
+    /// The later connection's SYN went unanswered, was refused or had to be sent again.
+    fn troubled(&self) -> bool {
+        !self.later.handshake.syn_retries_ns.is_empty()
+            || matches!(self.later.state, "S0" | "REJ" | "RSTOS0" | "RSTRH" | "SH")
+    }
+
+    /// Time from the first SYN to the handshake's end (or the last packet).
+    fn setup_ms(&self) -> f64 {
+        let handshake = &self.later.handshake;
+        let syn = handshake.syn_ns.unwrap_or(self.later.first_ns);
+        let done = handshake.ack_ns.unwrap_or(self.later.last_ns);
+        (done - syn) as f64 / 1e6
+    }
+}
+
+/// Each connection that reused the 4-tuple of an earlier one closed by FIN
+/// less than a TIME_WAIT before.
+fn reuses_in_time_wait(connections: &[ConnectionSummary]) -> Vec<Reuse<'_>> {
+    let mut last_on_tuple: HashMap<(&str, &str), &ConnectionSummary> = HashMap::new();
+    let mut reuses = Vec::new();
+    for later in connections {
+        let tuple = (later.client.as_str(), later.server.as_str());
+        if let Some(earlier) = last_on_tuple.insert(tuple, later) {
+            let syn = later.handshake.syn_ns.unwrap_or(later.first_ns);
+            let after_ms = (syn - earlier.last_ns) as f64 / 1e6;
+            if earlier.close.how == "fin" && after_ms < TIME_WAIT_MS {
+                reuses.push(Reuse {
+                    earlier,
+                    later,
+                    after_ms,
+                });
+            }
+        }
+    }
+    reuses
+}
+
+fn port_of(endpoint: &str) -> Option<u16> {
+    endpoint.rsplit(':').next()?.parse().ok()
+}
+
+pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
+    let reuses = reuses_in_time_wait(inputs.connections);
+    let example = reuses.first()?;
+    let server = example.later.server.as_str();
+    let to_server: Vec<&ConnectionSummary> = inputs
+        .connections
+        .iter()
+        .filter(|c| c.server == server)
+        .collect();
+    let mut ports: Vec<u16> = to_server
+        .iter()
+        .filter_map(|c| port_of(&c.client))
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    let (lowest, highest) = (ports.first()?, ports.last()?);
+    let after = median(reuses.iter().map(|r| r.after_ms).collect());
+    let troubled: Vec<&Reuse> = reuses.iter().filter(|r| r.troubled()).collect();
+    let holder = example.earlier.close.by.unwrap_or("client");
+    let cost: f64 = reuses.iter().map(Reuse::setup_ms).sum();
+    let mut found = finding(
+        "port_reuse",
+        format!(
+            "{} connections reused a client port {after:.0} ms after the last one on it closed, \
+             inside the {holder}'s TIME_WAIT (60 s on Linux): {} connections to {server} from {} \
+             port(s) ({lowest}-{highest})",
+            reuses.len(),
+            to_server.len(),
+            ports.len()
+        ),
+        cost,
+    );
+    found.connections = reuses.len() as u64;
+    found.example_connection = Some(example.later.id);
+    found.frames = inputs.evidence.frames(&[EventKind::ReusedPorts]);
+    found.wireshark_filter = "tcp.analysis.reused_ports".into();
+    found.explanation = format!(
+        "The {holder} closed first, so it keeps each 4-tuple in TIME_WAIT for 60 s (Linux; \
+         120 to 240 s on Windows), yet the client opened a new connection on the same port \
+         {after:.0} ms later: it has too few ephemeral ports for the connections it opens (a \
+         narrow ip_local_port_range, or an SNAT pool shared by many hosts), and it opens one \
+         connection per request. {}",
+        if troubled.is_empty() {
+            "Here every such SYN was accepted, but a SYN that meets TIME_WAIT can be answered \
+             by an old ACK and a reset, and then waits a 1 s SYN retry; once the ports run out, \
+             connects fail."
+                .to_string()
+        } else {
+            format!(
+                "{} of these SYNs went unanswered, were refused or were sent again: the \
+                 symptom of port exhaustion.",
+                troubled.len()
+            )
+        }
+    );
+    found.fix = format!(
+        "Reuse connections (HTTP keep-alive, a connection pool) instead of one per request; \
+         widen net.ipv4.ip_local_port_range on the client (here {lowest}-{highest}), add source \
+         addresses to the SNAT pool, or let the client close first."
+    );
+    found.what_if = format!(
+        "With connections kept open, these {} handshakes ({:.1} ms in all) and the risk of \
+         refused SYNs would go.",
+        reuses.len(),
+        cost
+    );
+    if troubled.is_empty() {
+        found.suspected = Some(
+            "no reuse failed here: the cost is the handshakes that reusing connections would \
+             save"
+                .into(),
+        );
+    }
+    found.figures.insert("connections", to_server.len() as f64);
+    found.figures.insert("client_ports", ports.len() as f64);
+    found
+        .figures
+        .insert("reuses_in_time_wait", reuses.len() as f64);
+    found.figures.insert("reuse_after_ms", after);
+    found
+        .figures
+        .insert("troubled_reuses", troubled.len() as f64);
+    Some(found)
+}
