@@ -6,7 +6,7 @@ mod common;
 use serde_json::Value;
 
 /// Scenario (capture stem) and the finding that must come first.
-const TOP_FINDINGS: [(&str, &str); 12] = [
+const TOP_FINDINGS: [(&str, &str); 16] = [
     ("chatty_high_rtt", "chattiness"),
     ("periodic_stalls", "periodic_stalls"),
     ("small_writes", "small_segments"),
@@ -19,6 +19,10 @@ const TOP_FINDINGS: [(&str, &str); 12] = [
     ("loss_bursts_downstream", "packet_loss"),
     ("loss_upstream-server", "packet_loss"),
     ("loss_upstream-client", "packet_loss"),
+    ("link_rate_limit", "link_bandwidth"),
+    ("odd_segments_delayed_ack", "delayed_ack"),
+    ("port_reuse", "port_reuse"),
+    ("pool_queueing", "pool_queueing"),
 ];
 
 fn findings(stem: &str) -> Vec<Value> {
@@ -77,4 +81,74 @@ fn the_stall_and_think_figures_match_what_the_lab_measured() {
             "{stem}: {found} vs {measured}"
         );
     }
+}
+
+#[test]
+fn the_top_findings_figures_match_what_the_lab_measured() {
+    for (stem, figure) in [
+        ("link_rate_limit", "link_bytes_per_s"),
+        ("link_rate_limit", "throughput_bytes_per_s"),
+        ("link_rate_limit", "in_flight_max_bytes"),
+        ("link_rate_limit", "window_bytes"),
+        ("odd_segments_delayed_ack", "stall_ms"),
+        ("odd_segments_delayed_ack", "stalls"),
+        ("port_reuse", "connections"),
+        ("port_reuse", "reuses_in_time_wait"),
+        ("port_reuse", "reuse_after_ms"),
+        ("pool_queueing", "front_connections"),
+        ("pool_queueing", "back_connections"),
+        ("pool_queueing", "back_connection_interval_s"),
+    ] {
+        let measured = common::manifest(stem)["expect"][figure].as_f64().unwrap();
+        let top = &findings(stem)[0];
+        let found = top["figures"][figure]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{stem}: no {figure} in {top:#?}"));
+        assert!(
+            (found - measured).abs() <= measured * 0.1,
+            "{stem}: {figure} {found} vs {measured}"
+        );
+    }
+}
+
+#[test]
+fn the_port_range_is_the_one_the_lab_allowed() {
+    let ports = common::manifest("port_reuse")["expect"]["client_ports"]
+        .as_array()
+        .unwrap()
+        .len();
+    let top = &findings("port_reuse")[0];
+    assert_eq!(top["figures"]["client_ports"].as_f64(), Some(ports as f64));
+}
+
+#[test]
+fn a_front_tier_waiting_for_its_pool_is_not_called_slow() {
+    let found = findings("pool_queueing");
+    let front = common::manifest("pool_queueing")["server"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for finding in found.iter().filter(|f| f["kind"] == "server_think_time") {
+        let example = finding["example_connection"].as_u64().unwrap();
+        let connections = common::objects(
+            "connections",
+            &common::lab_file("pool_queueing.pcap"),
+            "connection",
+        );
+        assert_ne!(connections[example as usize]["server"], front.as_str());
+    }
+}
+
+#[test]
+fn no_window_limit_is_claimed_on_a_path_of_microseconds() {
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap");
+    let connections = common::objects("connections", &demo, "connection");
+    let upload = &connections[0]["client_to_server"];
+    assert!(upload["unique_payload_bytes"].as_u64().unwrap() >= 256 * 1024);
+    assert!(upload["rtt"]["median_ms"].as_f64().unwrap() < 0.1);
+    let found = common::objects("diagnose", &demo, "finding");
+    assert!(
+        found.iter().all(|f| f["kind"] != "receive_window_limited"),
+        "{found:#?}"
+    );
 }

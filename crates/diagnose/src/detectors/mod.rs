@@ -4,6 +4,7 @@
 mod chattiness;
 mod delayed_ack;
 mod loss;
+mod pool;
 mod port_reuse;
 mod rate_limit;
 mod server;
@@ -12,14 +13,35 @@ mod small_writes;
 mod window;
 
 use tcp::ConnectionSummary;
+use transactions::Transaction;
 
 use crate::{Finding, Inputs, Severity};
 use delayed_ack::Side;
 
 pub fn run(inputs: &Inputs) -> Vec<Finding> {
+    let pool = pool::pool_queueing(inputs);
+    // A front tier queueing for its pool is not slow itself: the server's
+    // think time and stalls are judged on the other transactions.
+    let beyond_front: Vec<Transaction> = pool.as_ref().map_or_else(Vec::new, |pool| {
+        inputs
+            .transactions
+            .iter()
+            .filter(|t| !pool.front_connections.contains(&t.connection))
+            .cloned()
+            .collect()
+    });
+    let server_inputs = Inputs {
+        transactions: if pool.is_some() {
+            &beyond_front
+        } else {
+            inputs.transactions
+        },
+        ..*inputs
+    };
     [
         setup::setup_failures(inputs),
-        server::server_think_time(inputs),
+        pool.map(|pool| pool.finding),
+        server::server_think_time(&server_inputs),
         delayed_ack::delayed_ack(inputs, Side::Client),
         delayed_ack::delayed_ack(inputs, Side::Server),
         window::receive_window(inputs),
@@ -28,7 +50,7 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         window::zero_window(inputs),
         loss::packet_loss(inputs),
         chattiness::chattiness(inputs),
-        server::periodic_stalls(inputs),
+        server::periodic_stalls(&server_inputs),
         small_writes::small_writes(inputs),
     ]
     .into_iter()
