@@ -150,6 +150,10 @@ impl Connection {
             }
             if handshake.syn_ack_ns.is_none() {
                 handshake.syn_retries_ns.push(now);
+                let options = Some(syn_options(segment));
+                if options != handshake.client_options {
+                    handshake.retry_client_options = options;
+                }
             }
             return true;
         }

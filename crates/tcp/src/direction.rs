@@ -86,6 +86,8 @@ pub struct Half {
     zero_since_ns: Option<i64>,
     window_sum: f64,
     window_samples: u64,
+    /// The segment last sent again by timeout, and how many times in a row.
+    resent_run: Option<(u32, u64)>,
     pub rtt: RttTracker,
     pub clock: AckClock,
     pub stats: DirectionSummary,
@@ -109,6 +111,7 @@ impl Default for Half {
             zero_since_ns: None,
             window_sum: 0.0,
             window_samples: 0,
+            resent_run: None,
             rtt: RttTracker::default(),
             clock: AckClock::default(),
             stats: DirectionSummary::default(),
@@ -403,7 +406,9 @@ pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagg
     stats.window_full += u64::from(flagged.has(EventKind::WindowFull));
     stats.window_updates += u64::from(flagged.has(EventKind::WindowUpdate));
     stats.keep_alives += u64::from(flagged.has(EventKind::KeepAlive));
+    stats.largest_segment = stats.largest_segment.max(u64::from(rel.len));
     count_sack(stats, segment);
+    count_resend_run(fwd, rel, flagged);
     count_window(fwd, segment, rel);
     count_zero_window_time(fwd, segment, flagged);
     count_in_flight(fwd, rev, rel);
@@ -424,6 +429,22 @@ fn count_sack(stats: &mut DirectionSummary, segment: &Segment) {
     });
     if below_ack || inside_next {
         stats.dsacks += 1;
+    }
+}
+
+/// The same segment sent again and again by timeout: nothing gets it through.
+fn count_resend_run(fwd: &mut Half, rel: Relative, flagged: Flagged) {
+    if rel.len == 0 || !flagged.has(EventKind::Retransmission) {
+        return;
+    }
+    let run = match fwd.resent_run {
+        Some((seq, run)) if seq == rel.seq => run + 1,
+        _ => 1,
+    };
+    fwd.resent_run = Some((rel.seq, run));
+    if run > fwd.stats.most_resends {
+        fwd.stats.most_resends = run;
+        fwd.stats.most_resent_bytes = u64::from(rel.len);
     }
 }
 

@@ -53,6 +53,9 @@ pub struct Handshake {
     pub rtt_to_client_ms: Option<f64>,
     pub client_options: Option<SynOptions>,
     pub server_options: Option<SynOptions>,
+    /// The options of the last SYN sent again, where they differ from the
+    /// first SYN's (stacks drop options from later tries).
+    pub retry_client_options: Option<SynOptions>,
 }
 
 /// The options one side offered in its SYN.
@@ -101,6 +104,11 @@ pub struct DirectionSummary {
     pub max_idle_ms: f64,
     /// How the peer's ACKs released this direction's data.
     pub ack_clock: AckClockStats,
+    /// The largest payload carried by one segment.
+    pub largest_segment: u64,
+    /// The most times one segment was sent again by timeout in a row, and its payload.
+    pub most_resends: u64,
+    pub most_resent_bytes: u64,
 }
 
 /// How the peer's ACKs released one direction's data: the rate and evenness

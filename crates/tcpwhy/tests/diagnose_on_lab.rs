@@ -152,3 +152,31 @@ fn no_window_limit_is_claimed_on_a_path_of_microseconds() {
         "{found:#?}"
     );
 }
+
+/// The book's captures beside the checkout, where tshark shows SYN-ACKs
+/// carrying fewer options than the SYNs they answer.
+fn book_findings(name: &str) -> Vec<Value> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/captures/ppa")
+        .join(name);
+    common::objects("diagnose", &path, "finding")
+}
+
+#[test]
+fn syn_ack_options_stripped_on_real_captures_are_named() {
+    // weather_broken: the SYN offers MSS 1460, WS 32, timestamps and SACK;
+    // the SYN-ACK carries only MSS 1360.
+    let found = book_findings("weather_broken.pcapng");
+    let options = found.iter().find(|f| f["kind"] == "tcp_options").unwrap();
+    let title = options["title"].as_str().unwrap();
+    for missing in ["window scaling", "SACK", "timestamps", "MSS down to 1360"] {
+        assert!(title.contains(missing), "{title}");
+    }
+    // http_espn: 25 SYN-ACKs without SACK_PERM, each with MSS 1380.
+    let found = book_findings("http_espn.pcapng");
+    let options = found.iter().find(|f| f["kind"] == "tcp_options").unwrap();
+    let title = options["title"].as_str().unwrap();
+    assert!(title.contains("SACK from one side only on 25"), "{title}");
+    assert!(title.contains("MSS down to 1380"), "{title}");
+    assert!(!title.contains("window scaling"), "{title}");
+}

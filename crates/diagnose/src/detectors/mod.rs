@@ -4,6 +4,7 @@
 mod chattiness;
 mod delayed_ack;
 mod loss;
+mod options;
 mod pool;
 mod port_reuse;
 mod rate_limit;
@@ -47,6 +48,8 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         window::receive_window(inputs),
         rate_limit::link_bandwidth(inputs),
         port_reuse::port_reuse(inputs),
+        options::tcp_options(inputs),
+        options::mtu_black_hole(inputs),
         window::zero_window(inputs),
         loss::packet_loss(inputs),
         chattiness::chattiness(inputs),

@@ -1,0 +1,155 @@
+//! Findings on scripted traces whose cause is known by construction: SYN
+//! options stripped or clamped on the way, and an MTU black hole.
+
+use diagnose::{Evidence, Finding, Inputs};
+use synth::{Conversation, Side, TcpOption, Trace};
+use tcp::Tracker;
+
+fn findings(trace: &Trace) -> Vec<Finding> {
+    let mut tracker = Tracker::new();
+    let mut evidence = Evidence::default();
+    for frame in trace.captured_frames() {
+        tracker.process(&decode::decode(&frame).expect("scripted frames are TCP"));
+        for event in tracker.drain_events() {
+            evidence.record(&event);
+        }
+    }
+    let connections = tracker.finish();
+    diagnose::diagnose(&Inputs {
+        connections: &connections,
+        transactions: &[],
+        evidence: &evidence,
+    })
+}
+
+fn of_kind<'a>(found: &'a [Finding], kind: &str) -> Option<&'a Finding> {
+    found.iter().find(|f| f.kind == kind)
+}
+
+fn full_options() -> Vec<TcpOption> {
+    vec![
+        TcpOption::Mss(1460),
+        TcpOption::SackPermitted,
+        TcpOption::Timestamps(1, 0),
+        TcpOption::WindowScale(7),
+    ]
+}
+
+/// A handshake whose SYN carries `client` options and SYN-ACK `server` options, then one exchange.
+fn exchange(client: Vec<TcpOption>, server: Vec<TcpOption>) -> Trace {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.syn(&mut trace, Side::Client, 0.0, client);
+    conn.syn(&mut trace, Side::Server, 5.0, server);
+    conn.ack(&mut trace, Side::Client, 10.0);
+    conn.send(&mut trace, Side::Client, 11.0, 100);
+    conn.send(&mut trace, Side::Server, 16.0, 500);
+    conn.ack(&mut trace, Side::Client, 21.0);
+    trace
+}
+
+#[test]
+fn a_syn_ack_stripped_to_a_536_byte_mss_is_reported_option_by_option() {
+    let found = findings(&exchange(full_options(), vec![TcpOption::Mss(536)]));
+    let options = of_kind(&found, "tcp_options").expect("a tcp_options finding");
+    for missing in ["window scaling", "SACK", "timestamps", "MSS down to 536"] {
+        assert!(options.title.contains(missing), "{}", options.title);
+    }
+    assert_eq!(options.figures["smallest_mss"], 536.0);
+    assert_eq!(options.connections, 1);
+}
+
+#[test]
+fn a_syn_ack_without_sack_and_a_clamped_mss_names_only_those() {
+    let mut server = full_options();
+    server.retain(|option| *option != TcpOption::SackPermitted);
+    server[0] = TcpOption::Mss(1380);
+    let found = findings(&exchange(full_options(), server));
+    let options = of_kind(&found, "tcp_options").expect("a tcp_options finding");
+    assert!(options.title.contains("SACK from one side only on 1"));
+    assert!(options.title.contains("MSS down to 1380"));
+    assert!(!options.title.contains("window scaling"));
+    assert!(!options.title.contains("timestamps"));
+}
+
+#[test]
+fn matching_full_options_make_no_finding() {
+    let found = findings(&exchange(full_options(), full_options()));
+    assert!(of_kind(&found, "tcp_options").is_none(), "{found:#?}");
+}
+
+#[test]
+fn a_third_syn_without_window_scaling_answered_at_last_is_named() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    let first = conn.next_seq(Side::Client);
+    conn.syn(&mut trace, Side::Client, 0.0, full_options());
+    for (at_ms, options) in [
+        (1000.0, full_options()),
+        (3000.0, vec![TcpOption::Mss(1460), TcpOption::SackPermitted]),
+    ] {
+        conn.set_seq(Side::Client, first);
+        conn.syn(&mut trace, Side::Client, at_ms, options);
+    }
+    conn.syn(
+        &mut trace,
+        Side::Server,
+        3005.0,
+        vec![TcpOption::Mss(1460), TcpOption::SackPermitted],
+    );
+    conn.ack(&mut trace, Side::Client, 3010.0);
+    let found = findings(&trace);
+    let options = of_kind(&found, "tcp_options").expect("a tcp_options finding");
+    assert!(
+        options.title.contains("window scaling"),
+        "{}",
+        options.title
+    );
+    assert!(
+        options
+            .explanation
+            .contains("1 connections were answered only after the client sent its SYN again"),
+        "{}",
+        options.explanation
+    );
+}
+
+/// A request answered by full-size segments; the last is sent `resends` more
+/// times by timeout, never acknowledged.
+fn response_resent(segment: u32, resends: u32) -> Trace {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 10.0);
+    conn.send(&mut trace, Side::Client, 11.0, 100);
+    conn.send(&mut trace, Side::Server, 16.0, 300);
+    conn.ack(&mut trace, Side::Client, 21.0);
+    let stuck = conn.send(&mut trace, Side::Server, 22.0, segment);
+    let mut at_ms = 22.0;
+    for attempt in 0..resends {
+        at_ms += 200.0 * f64::from(1 << attempt);
+        conn.send_at(&mut trace, Side::Server, at_ms, stuck, segment);
+    }
+    trace
+}
+
+#[test]
+fn a_full_size_segment_resent_again_and_again_is_a_black_hole() {
+    let found = findings(&response_resent(1448, 4));
+    let hole = of_kind(&found, "mtu_black_hole").expect("an mtu_black_hole finding");
+    assert_eq!(hole.figures["resent_segment_bytes"], 1448.0);
+    assert_eq!(hole.figures["resends"], 4.0);
+    assert!(
+        hole.title.contains("1448-byte segment 5 times"),
+        "{}",
+        hole.title
+    );
+    assert!(hole.suspected.is_some());
+}
+
+#[test]
+fn a_small_segment_resent_or_a_single_resend_is_not_a_black_hole() {
+    for trace in [response_resent(200, 4), response_resent(1448, 1)] {
+        let found = findings(&trace);
+        assert!(of_kind(&found, "mtu_black_hole").is_none(), "{found:#?}");
+    }
+}
