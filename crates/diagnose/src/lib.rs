@@ -18,6 +18,7 @@ use serde::Serialize;
 use tcp::ConnectionSummary;
 use transactions::Transaction;
 
+pub use detectors::rate_limits;
 pub use evidence::Evidence;
 
 /// How much a finding matters, from its share of the time at stake.

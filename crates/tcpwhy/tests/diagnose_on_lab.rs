@@ -180,3 +180,29 @@ fn syn_ack_options_stripped_on_real_captures_are_named() {
     assert!(title.contains("MSS down to 1380"), "{title}");
     assert!(!title.contains("window scaling"), "{title}");
 }
+
+#[test]
+fn each_bulk_flow_names_what_limits_its_rate() {
+    for (stem, limit) in [
+        ("link_rate_limit", "link"),
+        ("receive_window_limit", "receiver_window"),
+        ("zero_window", "receiver_window"),
+        ("loss_bursts_downstream", "loss"),
+        ("loss_upstream-server", "loss"),
+        ("loss_upstream-client", "loss"),
+        ("healthy", ""),
+    ] {
+        let connections = common::objects(
+            "connections",
+            &common::lab_file(&format!("{stem}.pcap")),
+            "connection",
+        );
+        let limits: Vec<&str> = connections
+            .iter()
+            .flat_map(|c| ["client_to_server", "server_to_client"].map(|d| &c["rate_limit"][d]))
+            .filter_map(|limit| limit.as_str())
+            .collect();
+        let expected: Vec<&str> = [limit].into_iter().filter(|l| !l.is_empty()).collect();
+        assert_eq!(limits, expected, "{stem}");
+    }
+}

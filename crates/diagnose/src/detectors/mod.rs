@@ -8,6 +8,8 @@ mod options;
 mod pool;
 mod port_reuse;
 mod rate_limit;
+
+pub use rate_limit::rate_limits;
 mod server;
 mod setup;
 mod small_writes;

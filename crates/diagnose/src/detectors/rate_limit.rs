@@ -1,5 +1,5 @@
 //! What limits each bulk flow's rate, in the manner of T-RAT: the
-//! receiver's window, loss, a transfer too short to leave slow start, the
+//! receiver's window (full, or shut to zero), loss, a transfer too short to leave slow start, the
 //! link, or else the sender itself. Flows held back by the link make a finding.
 
 use tcp::{ConnectionSummary, DirectionSummary};
@@ -50,7 +50,7 @@ pub fn limiter(
     }
     let resent = data.retransmissions.total as f64;
     let round_trip = rtt_ms(c).max(data.rtt.min_ms.unwrap_or(0.0));
-    let limit = if window_limited(c, data, receiver.window.max) {
+    let limit = if receiver.zero_windows > 0 || window_limited(c, data, receiver.window.max) {
         Limiter::ReceiverWindow
     } else if resent >= 2.0 && resent > LOSSY_SHARE * data.packets as f64 {
         Limiter::Loss
@@ -66,6 +66,16 @@ pub fn limiter(
         Limiter::Sender
     };
     Some(limit)
+}
+
+/// What limits each direction's rate (client to server, server to client),
+/// for bulk flows; None for short ones.
+pub fn rate_limits(c: &ConnectionSummary) -> [Option<&'static str>; 2] {
+    [
+        limiter(c, &c.client_to_server, &c.server_to_client),
+        limiter(c, &c.server_to_client, &c.client_to_server),
+    ]
+    .map(|limit| limit.map(Limiter::as_str))
 }
 
 /// Whether the round trips grew well above the least: a queue stood at the bottleneck.

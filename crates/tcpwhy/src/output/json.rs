@@ -59,10 +59,36 @@ pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> 
     end(out, analysis)
 }
 
+/// A connection with what limits each direction's rate.
+#[derive(Serialize)]
+struct WithRateLimit<'a> {
+    #[serde(flatten)]
+    connection: &'a ConnectionSummary,
+    rate_limit: RateLimit,
+}
+
+#[derive(Serialize)]
+struct RateLimit {
+    client_to_server: Option<&'static str>,
+    server_to_client: Option<&'static str>,
+}
+
 fn serialize(connections: &[ConnectionSummary]) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(connections.len() * 1536);
     for connection in connections {
-        line(&mut bytes, "connection", connection)?;
+        let [client_to_server, server_to_client] = diagnose::rate_limits(connection);
+        let rate_limit = RateLimit {
+            client_to_server,
+            server_to_client,
+        };
+        line(
+            &mut bytes,
+            "connection",
+            &WithRateLimit {
+                connection,
+                rate_limit,
+            },
+        )?;
     }
     Ok(bytes)
 }
