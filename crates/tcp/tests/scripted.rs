@@ -266,3 +266,69 @@ fn zero_window_time_runs_from_the_first_zero_to_the_reopened_window() {
     // 300 ms closed, then 50 ms still closed when the capture ends.
     assert_eq!(connections[0].server_to_client.zero_window_ms, 350.0);
 }
+
+/// A 4096-byte write as three segments; the server ACKs the first two at
+/// once and the third `last_ack_after_ms` later, then the client writes again.
+fn write_with_late_last_ack(last_ack_after_ms: f64, late_bytes: &[u32]) -> ConnectionSummary {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:5001");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    let mut at = 3.0;
+    for _ in 0..2 {
+        let start = conn.next_seq(Side::Client);
+        conn.send(&mut trace, Side::Client, at, 1448);
+        conn.send(&mut trace, Side::Client, at, 1448);
+        for &len in late_bytes {
+            conn.send(&mut trace, Side::Client, at, len);
+        }
+        conn.ack_with_sack(&mut trace, Side::Server, at + 2.0, start + 2896, &[]);
+        conn.ack(&mut trace, Side::Server, at + 2.0 + last_ack_after_ms);
+        at += 2.3 + last_ack_after_ms;
+    }
+    let (connections, _) = run(&trace);
+    connections.into_iter().next().unwrap()
+}
+
+#[test]
+fn a_write_that_waits_for_the_delayed_ack_of_its_odd_segment_is_counted() {
+    let c = write_with_late_last_ack(42.0, &[1200]);
+    let clock = c.client_to_server.ack_clock;
+    // The second write waited; after the last one nothing was sent.
+    assert_eq!(clock.delayed_ack_waits, 1);
+    assert!((clock.delayed_ack_wait_ms - 44.3).abs() < 0.01, "{clock:?}");
+}
+
+#[test]
+fn a_prompt_ack_or_a_late_ack_of_two_full_segments_is_not_a_delayed_ack_wait() {
+    let prompt = write_with_late_last_ack(0.5, &[1200]);
+    assert_eq!(prompt.client_to_server.ack_clock.delayed_ack_waits, 0);
+    // A receiver that is slow to ACK two full segments is slow, not delaying.
+    let slow = write_with_late_last_ack(42.0, &[1448, 1448]);
+    assert_eq!(slow.client_to_server.ack_clock.delayed_ack_waits, 0);
+}
+
+#[test]
+fn evenly_spaced_acks_give_the_bottleneck_rate_with_no_spread() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:5001");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    for _ in 0..20 {
+        conn.send(&mut trace, Side::Client, 3.0, 1000);
+    }
+    let first = conn.next_seq(Side::Client) - 20_000;
+    for i in 1..=20u32 {
+        conn.ack_with_sack(
+            &mut trace,
+            Side::Server,
+            5.0 + f64::from(i),
+            first + 1000 * i,
+            &[],
+        );
+    }
+    let (connections, _) = run(&trace);
+    let clock = connections[0].client_to_server.ack_clock;
+    // 19 one-millisecond intervals of 1000 bytes each, the last leaving nothing outstanding.
+    assert_eq!(clock.samples, 19);
+    assert!((clock.bytes_per_s.unwrap() - 1e6).abs() < 1.0, "{clock:?}");
+    assert!(clock.spread.unwrap() < 1e-6, "{clock:?}");
+}
