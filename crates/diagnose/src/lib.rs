@@ -6,8 +6,9 @@
 //! the first is the thing to fix first. A finding whose evidence is indirect
 //! says so in `suspected`. The detectors here cover setup failures, server
 //! think time, Nagle and delayed ACK, receive windows, zero windows, loss,
-//! chattiness, periodic stalls and tiny writes; the rest of the catalogue is
-//! still to come.
+//! chattiness, periodic stalls, tiny writes, the link's bandwidth, ports
+//! reused inside TIME_WAIT, queueing for a connection pool, SYN options and
+//! MSS, and MTU black holes.
 
 mod detectors;
 mod evidence;
