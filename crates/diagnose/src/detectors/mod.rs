@@ -29,7 +29,7 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         inputs
             .transactions
             .iter()
-            .filter(|t| !pool.front_connections.contains(&t.connection))
+            .filter(|t| !pool.is_front(t.connection))
             .cloned()
             .collect()
     });

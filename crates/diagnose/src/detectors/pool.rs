@@ -18,16 +18,23 @@ const MIN_TIER_REQUESTS: usize = 10;
 /// Tiers looked at, the busiest first: bounds the pairs tried.
 const MAX_TIERS: usize = 8;
 
-/// Queueing found behind a pool, and the front tier's connections.
+/// Queueing found behind a pool, and the front tier's connections (sorted).
 pub struct PoolQueueing {
     pub finding: Finding,
     pub front_connections: Vec<u64>,
+}
+
+impl PoolQueueing {
+    pub fn is_front(&self, connection: u64) -> bool {
+        self.front_connections.binary_search(&connection).is_ok()
+    }
 }
 
 /// One server's answered transactions.
 struct Tier<'a> {
     server: &'a str,
     transactions: Vec<&'a Transaction>,
+    /// Sorted, each once.
     connections: Vec<u64>,
 }
 
@@ -143,7 +150,7 @@ fn ramp(inputs: &Inputs, back: &Tier) -> (usize, Option<f64>) {
     let mut opened: Vec<i64> = inputs
         .connections
         .iter()
-        .filter(|c| back.connections.contains(&c.id))
+        .filter(|c| back.connections.binary_search(&c.id).is_ok())
         .map(|c| c.handshake.syn_ns.unwrap_or(c.first_ns))
         .collect();
     opened.sort_unstable();
