@@ -86,9 +86,9 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     let mut found = finding(
         "port_reuse",
         format!(
-            "{} connections reused a client port {after:.0} ms after the last one on it closed, \
-             inside the {holder}'s TIME_WAIT (60 s on Linux): {} connections to {server} from {} \
-             port(s) ({lowest}-{highest})",
+            "{} connections reused a client port a median {after:.0} ms after the previous \
+             connection on it closed, inside the {holder}'s TIME_WAIT (60 s on Linux); {} \
+             connections to {server} came from {} port(s) ({lowest}-{highest})",
             reuses.len(),
             to_server.len(),
             ports.len()
