@@ -38,13 +38,6 @@ struct Tier<'a> {
     connections: Vec<u64>,
 }
 
-/// The front transactions released by a back answer, with how long each
-/// waited before its back call began.
-struct Linked {
-    waits_ms: Vec<f64>,
-    linked: usize,
-}
-
 pub fn pool_queueing(inputs: &Inputs) -> Option<PoolQueueing> {
     let tiers = tiers(inputs);
     let mut best: Option<(f64, PoolQueueing)> = None;
@@ -99,10 +92,10 @@ fn tiers<'a>(inputs: &Inputs<'a>) -> Vec<Tier<'a>> {
     tiers
 }
 
-/// For each front transaction, the back answer that came last before its
-/// own answer began, if it came within the release time and after the
-/// front request ended: the wait is from that request's end to the back call.
-fn link(front: &Tier, back: &Tier) -> Linked {
+/// For each front transaction released by a back answer (the last to end
+/// before its own answer began, within the release time and after its
+/// request ended): how long it waited from its request's end to that back call.
+fn queue_waits_ms(front: &Tier, back: &Tier) -> Vec<f64> {
     let mut answers: Vec<(i64, i64)> = back
         .transactions
         .iter()
@@ -122,8 +115,7 @@ fn link(front: &Tier, back: &Tier) -> Linked {
             waits_ms.push((back_start - t.request_end_ns).max(0) as f64 / 1e6);
         }
     }
-    let linked = waits_ms.len();
-    Linked { waits_ms, linked }
+    waits_ms
 }
 
 /// The most front requests waiting for an answer at one time.
@@ -167,18 +159,18 @@ fn ramp(inputs: &Inputs, back: &Tier) -> (usize, Option<f64>) {
 }
 
 fn queueing(inputs: &Inputs, front: &Tier, back: &Tier) -> Option<PoolQueueing> {
-    let linked = link(front, back);
-    if (linked.linked as f64) < LINKED_SHARE * front.transactions.len() as f64 {
+    let waits_ms = queue_waits_ms(front, back);
+    if (waits_ms.len() as f64) < LINKED_SHARE * front.transactions.len() as f64 {
         return None;
     }
     let waiting = peak_waiting(front);
     let pool = back.connections.len();
-    let queued = median(linked.waits_ms.clone());
+    let queued = median(waits_ms.clone());
     let back_ms = median(back.transactions.iter().map(|t| t.duration_ms).collect());
     if waiting <= pool || queued < back_ms {
         return None;
     }
-    let cost: f64 = linked.waits_ms.iter().sum();
+    let cost: f64 = waits_ms.iter().sum();
     let (opened, interval) = ramp(inputs, back);
     let growth = interval.map_or(String::new(), |interval| {
         format!(", and the pool grew one connection every {interval:.2} s")
@@ -200,7 +192,7 @@ fn queueing(inputs: &Inputs, front: &Tier, back: &Tier) -> Option<PoolQueueing> 
         ),
         cost,
     );
-    found.transactions = linked.linked as u64;
+    found.transactions = waits_ms.len() as u64;
     found.connections = (front.connections.len() + pool) as u64;
     found.example_connection = back.connections.first().copied();
     found.wireshark_filter = format!(
