@@ -8,8 +8,6 @@ mod options;
 mod pool;
 mod port_reuse;
 mod rate_limit;
-
-pub use rate_limit::rate_limits;
 mod server;
 mod setup;
 mod small_writes;
@@ -17,6 +15,8 @@ mod window;
 
 use tcp::ConnectionSummary;
 use transactions::Transaction;
+
+pub use rate_limit::rate_limits;
 
 use crate::{Finding, Inputs, Severity};
 use delayed_ack::Side;
