@@ -28,6 +28,16 @@ function parseArguments(argv) {
   return options;
 }
 
+/** Sorts the connections table by a column, largest first; returns how long it took. */
+async function sortBy(page, label) {
+  return page.evaluate((label) => {
+    const th = [...document.querySelectorAll("#connections-table thead th")].find((h) => h.textContent === label);
+    const started = performance.now();
+    th.click();
+    return Math.round(performance.now() - started);
+  }, label);
+}
+
 /** Drawn marks per chart canvas, as the chart toolkit records them. */
 async function chartPoints(page, ids) {
   return page.evaluate((ids) => Object.fromEntries(ids.map((id) => {
@@ -74,11 +84,13 @@ async function main() {
     if (options.click) {
       const rows = page.locator("#connections-table tbody tr");
       const count = await rows.count();
-      // A row with detail, one not selected yet where there is one.
+      // A row with detail and payload, one not selected yet where there is one.
+      const headers = await page.locator("#connections-table thead th").allTextContents();
+      result.sortMs = await sortBy(page, "payload bytes");
       let candidate = null;
       for (let i = 0; i < count; i++) {
         const cells = await rows.nth(i).locator("td").allTextContents();
-        if (cells[cells.length - 1] !== "yes") continue;
+        if (cells[cells.length - 1] !== "yes" || cells[headers.indexOf("payload bytes")] === "0") continue;
         const isSelected = ((await rows.nth(i).getAttribute("class")) || "").includes("selected");
         if (candidate == null || !isSelected) candidate = { row: i, id: Number(cells[0]) };
         if (!isSelected) break;
@@ -101,6 +113,11 @@ async function main() {
         if (!(result.connectionCharts[id] > 0)) failures.push(`${id} drew no data`);
       }
     }
+    result.redrawMs = await page.evaluate(() => {
+      const started = performance.now();
+      for (let i = 0; i < 5; i++) Charts.draw(charts.transactions);
+      return Math.round((performance.now() - started) / 5);
+    });
     const text = await page.evaluate(() => document.body.innerText);
     for (const expected of options.expectText) {
       if (!text.includes(expected)) failures.push(`the page does not show ${JSON.stringify(expected)} as text`);

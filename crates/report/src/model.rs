@@ -132,9 +132,9 @@ pub fn sample(count: usize, budget: usize, priority: impl Fn(usize) -> bool) -> 
         keep[index] = true;
         kept += 1;
     }
-    let stride = count.div_ceil(budget - kept);
-    for index in (0..count).step_by(stride) {
-        keep[index] = true;
+    let spread = budget - kept;
+    for k in 0..spread {
+        keep[k * count / spread] = true;
     }
     (0..count).filter(|&i| keep[i]).take(budget).collect()
 }
