@@ -4,7 +4,8 @@
 // ladder, and no script from the data runs. Prints a JSON summary; exits 1
 // with the reasons when a check fails.
 //
-//   node check.mjs REPORT.html [--screenshot FILE] [--expect-text TEXT]... [--no-click]
+//   node check.mjs REPORT.html [--screenshot FILE [--screenshot-height PX]]
+//                  [--expect-text TEXT]... [--no-click]
 import { chromium } from "playwright-core";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +22,7 @@ function parseArguments(argv) {
     if (arg === "--screenshot") options.screenshot = argv[++i];
     else if (arg === "--expect-text") options.expectText.push(argv[++i]);
     else if (arg === "--no-click") options.click = false;
+    else if (arg === "--screenshot-height") options.screenshotHeight = Number(argv[++i]);
     else if (arg === "--chromium") options.executable = argv[++i];
     else options.report = arg;
   }
@@ -133,7 +135,8 @@ async function main() {
     if (requests.length) failures.push(`the report loaded from the network: ${requests.join(", ")}`);
     if (options.screenshot) {
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.screenshot({ path: options.screenshot, fullPage: true });
+      const clip = options.screenshotHeight ? { x: 0, y: 0, width: 1400, height: options.screenshotHeight } : undefined;
+      await page.screenshot({ path: options.screenshot, fullPage: true, clip });
     }
   } finally {
     await browser.close();

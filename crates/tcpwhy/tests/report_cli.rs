@@ -148,3 +148,96 @@ fn fail_on_exits_1_exactly_when_a_finding_reaches_the_severity() {
     }
     assert_eq!(seen, [true, true], "both outcomes are exercised");
 }
+
+/// The data block of a report, parsed.
+fn report_data(html: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(html).unwrap();
+    let start = text.find("id=\"report-data\">").unwrap() + "id=\"report-data\">".len();
+    let end = start + text[start..].find("</script>").unwrap();
+    serde_json::from_str(&text[start..end]).unwrap()
+}
+
+fn detailed(data: &serde_json::Value) -> Vec<u64> {
+    data["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["connection"].as_u64().unwrap())
+        .collect()
+}
+
+/// `count` short request/response connections, one after another.
+fn many_connections(path: &Path, count: u16) {
+    let mut trace = synth::Trace::ethernet();
+    for n in 0..count {
+        let at = f64::from(n) * 10.0;
+        let client = format!("10.0.0.1:{}", 20_000 + n);
+        let mut conn = synth::Conversation::new(&client, "10.0.0.2:80");
+        conn.handshake(&mut trace, at, 1.0);
+        conn.send(&mut trace, synth::Side::Client, at + 2.0, 100);
+        conn.send(
+            &mut trace,
+            synth::Side::Server,
+            at + 3.0 + f64::from(n % 7),
+            1000,
+        );
+        conn.ack(&mut trace, synth::Side::Client, at + 9.0);
+    }
+    trace.write(path).unwrap();
+}
+
+#[test]
+fn connections_asked_for_get_detail_and_detail_stays_bounded() {
+    let dir = scratch("asked");
+    let capture = dir.join("many.pcap");
+    many_connections(&capture, 150);
+    let html = dir.join("report.html");
+    let output = tcpwhy(&[
+        "report",
+        "-q",
+        path(&capture),
+        "-o",
+        path(&html),
+        "--connection",
+        "149",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let data = report_data(&html);
+    let ids = detailed(&data);
+    assert_eq!(data["connections"]["id"].as_array().unwrap().len(), 150);
+    assert_eq!(ids.len(), report::detail::MAX_CONNECTIONS);
+    assert!(ids.contains(&149));
+    let flagged = data["connections"]["detail"].as_array().unwrap();
+    assert_eq!(
+        flagged.iter().filter(|d| d.as_bool().unwrap()).count(),
+        ids.len()
+    );
+}
+
+#[test]
+fn standard_input_is_read_once_detailing_the_first_connections_and_those_asked_for() {
+    let dir = scratch("stdin");
+    let capture = dir.join("many.pcap");
+    many_connections(&capture, 150);
+    let html = dir.join("report.html");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args([
+            "report",
+            "-q",
+            "-",
+            "-o",
+            path(&html),
+            "--connection",
+            "120",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bytes = std::fs::read(&capture).unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &bytes).unwrap();
+    assert!(child.wait().unwrap().success());
+    let ids = detailed(&report_data(&html));
+    assert_eq!(ids.len(), report::detail::MAX_CONNECTIONS);
+    assert!(ids.contains(&120) && ids.contains(&0));
+    assert!(!ids.contains(&(report::detail::MAX_CONNECTIONS as u64)));
+}
