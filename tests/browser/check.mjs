@@ -4,7 +4,7 @@
 // ladder, and no script from the data runs. Prints a JSON summary; exits 1
 // with the reasons when a check fails.
 //
-//   node check.mjs REPORT.html [--screenshot FILE [--screenshot-height PX]]
+//   node check.mjs REPORT.html [--screenshot FILE [--screenshot-height PX | --screenshot-element CSS]]
 //                  [--expect-text TEXT]... [--no-click]
 import { chromium } from "playwright-core";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -23,6 +23,7 @@ function parseArguments(argv) {
     else if (arg === "--expect-text") options.expectText.push(argv[++i]);
     else if (arg === "--no-click") options.click = false;
     else if (arg === "--screenshot-height") options.screenshotHeight = Number(argv[++i]);
+    else if (arg === "--screenshot-element") options.screenshotElement = argv[++i];
     else if (arg === "--chromium") options.executable = argv[++i];
     else options.report = arg;
   }
@@ -38,6 +39,22 @@ async function sortBy(page, label) {
     th.click();
     return Math.round(performance.now() - started);
   }, label);
+}
+
+/** Points drawn by a chart before and after zooming in with the wheel, then a double-click reset. */
+async function wheelZoom(page, id) {
+  const canvas = page.locator(`#${id} canvas`);
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const points = () => canvas.getAttribute("data-points").then(Number);
+  const before = await points();
+  await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2);
+  for (let i = 0; i < 8; i++) await page.mouse.wheel(0, -120);
+  await page.waitForTimeout(100);
+  const after = await points();
+  await canvas.dblclick({ position: { x: box.width * 0.3, y: box.height / 2 } });
+  const reset = await points();
+  return { before, after, reset };
 }
 
 /** Drawn marks per chart canvas, as the chart toolkit records them. */
@@ -115,6 +132,10 @@ async function main() {
         if (!(result.connectionCharts[id] > 0)) failures.push(`${id} drew no data`);
       }
     }
+    result.zoom = await wheelZoom(page, "chart-transactions");
+    if (!(result.zoom.after > 0 && result.zoom.after < result.zoom.before && result.zoom.reset === result.zoom.before)) {
+      failures.push(`zooming into the transaction chart did not narrow it: ${JSON.stringify(result.zoom)}`);
+    }
     result.redrawMs = await page.evaluate(() => {
       const started = performance.now();
       for (let i = 0; i < 5; i++) Charts.draw(charts.transactions);
@@ -133,7 +154,9 @@ async function main() {
     if (errors.length) failures.push(`console errors: ${errors.join(" | ")}`);
     result.networkRequests = requests;
     if (requests.length) failures.push(`the report loaded from the network: ${requests.join(", ")}`);
-    if (options.screenshot) {
+    if (options.screenshot && options.screenshotElement) {
+      await page.locator(options.screenshotElement).screenshot({ path: options.screenshot });
+    } else if (options.screenshot) {
       await page.evaluate(() => window.scrollTo(0, 0));
       const clip = options.screenshotHeight ? { x: 0, y: 0, width: 1400, height: options.screenshotHeight } : undefined;
       await page.screenshot({ path: options.screenshot, fullPage: true, clip });

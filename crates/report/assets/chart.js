@@ -5,7 +5,7 @@
 "use strict";
 
 const Charts = (() => {
-  const PAD = { left: 64, right: 64, top: 28, bottom: 36 };
+  const PAD = { left: 64, timeLeft: 96, right: 64, top: 28, bottom: 36 };
   const HOVER_PX = 8;
 
   // ---- formatting -------------------------------------------------------
@@ -87,15 +87,16 @@ const Charts = (() => {
     return linearTicks(axis, u0, u1, count, axis.format);
   }
 
-  /** Round values on a log axis that spans less than two decades. */
+  /** 1, 2 and 5 times powers of ten on a log axis that spans less than two decades. */
   function logTicksWithinDecades(axis, u0, u1, count) {
-    const lo = Math.pow(10, u0), hi = Math.pow(10, u1);
-    const step = niceStep(hi - lo, Math.min(count, 6));
     const out = [];
-    for (let v = Math.ceil(lo / step) * step; v <= hi && out.length < 50; v += step) {
-      if (v > 0) out.push([Math.log10(v), axis.format(v)]);
+    for (let power = Math.floor(u0); power <= Math.ceil(u1); power++) {
+      for (const m of [1, 2, 5]) {
+        const u = power + Math.log10(m);
+        if (u >= u0 && u <= u1) out.push([u, axis.format(m * Math.pow(10, power))]);
+      }
     }
-    return out;
+    return out.length >= 2 || count < 2 ? out : linearTicks(axis, u0, u1, count, axis.format);
   }
 
   function linearTicks(axis, u0, u1, count, format) {
@@ -226,9 +227,10 @@ const Charts = (() => {
   function frame(chart) {
     const width = chart.canvas.width / devicePixelRatio;
     const height = chart.canvas.height / devicePixelRatio;
+    const left = chart.axes.y.time ? PAD.timeLeft : PAD.left;
     return {
-      left: PAD.left, top: PAD.top,
-      width: Math.max(10, width - PAD.left - (chart.axes.y2 ? PAD.right : 16)),
+      left, top: PAD.top,
+      width: Math.max(10, width - left - (chart.axes.y2 ? PAD.right : 16)),
       height: Math.max(10, height - PAD.top - PAD.bottom),
     };
   }

@@ -43,7 +43,27 @@ function renderFindings() {
     list.append(el("p", "no-finding", "No finding: nothing in this capture looks slow."));
     return;
   }
-  DATA.findings.forEach((f, rank) => list.append(findingCard(f, rank + 1)));
+  const table = el("div");
+  table.id = "findings-table";
+  list.append(table);
+  const cards = DATA.findings.map((f, rank) => findingCard(f, rank + 1));
+  list.append(...cards);
+  const f = DATA.findings;
+  const value = (key) => (i) => f[i][key];
+  Table(table, {
+    rows: f.length, id: "findings", pageSize: 20,
+    columns: [
+      { label: "rank", value: (i) => i + 1, numeric: true },
+      { label: "severity", value: value("severity") },
+      { label: "finding", value: value("title") },
+      { label: "cost", value: value("cost_ms"), numeric: true, format: Charts.duration },
+      { label: "share", value: value("share"), numeric: true, format: (v) => `${(100 * v).toFixed(1)}%` },
+      { label: "connections", value: value("connections"), numeric: true },
+      { label: "transactions", value: value("transactions"), numeric: true },
+      { label: "example", value: value("example_connection"), numeric: true },
+    ],
+    onRowClick: (i) => cards[i].scrollIntoView({ block: "start" }),
+  });
 }
 
 function findingCard(f, rank) {
