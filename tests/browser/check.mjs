@@ -57,6 +57,21 @@ async function wheelZoom(page, id) {
   return { before, after, reset };
 }
 
+/** Moves the mouse over a chart on a grid until its tooltip shows; returns the tooltip's text. */
+async function hoverUntilTooltip(page, id) {
+  const canvas = page.locator(`#${id} canvas`);
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const tip = page.locator(`#${id} .chart-tip`);
+  for (let y = 30; y < box.height - 30; y += 8) {
+    for (let x = 70; x < box.width - 70; x += 8) {
+      await page.mouse.move(box.x + x, box.y + y);
+      if (await tip.isVisible()) return tip.innerText();
+    }
+  }
+  return null;
+}
+
 /** Drawn marks per chart canvas, as the chart toolkit records them. */
 async function chartPoints(page, ids) {
   return page.evaluate((ids) => Object.fromEntries(ids.map((id) => {
@@ -136,6 +151,8 @@ async function main() {
     if (!(result.zoom.after > 0 && result.zoom.after < result.zoom.before && result.zoom.reset === result.zoom.before)) {
       failures.push(`zooming into the transaction chart did not narrow it: ${JSON.stringify(result.zoom)}`);
     }
+    result.tooltip = await hoverUntilTooltip(page, "chart-transactions");
+    if (!result.tooltip) failures.push("hovering the transaction chart showed no tooltip");
     result.redrawMs = await page.evaluate(() => {
       const started = performance.now();
       for (let i = 0; i < 5; i++) Charts.draw(charts.transactions);
