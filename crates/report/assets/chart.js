@@ -273,6 +273,13 @@ const Charts = (() => {
     for (const layer of chart.layers) marks += DRAW[layer.type](ctx, layer, m, chart);
     if (chart.options.overlay) chart.options.overlay(ctx, m, chart);
     ctx.restore();
+    if (marks === 0) {
+      ctx.fillStyle = "#999";
+      ctx.font = "13px system-ui, sans-serif";
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      ctx.fillText("No data here", m.f.left + m.f.width / 2, m.f.top + m.f.height / 2);
+    }
     if (chart.box) drawBox(ctx, chart.box);
     canvas.dataset.points = String(marks);
     canvas.dataset.drawn = "1";

@@ -572,6 +572,10 @@ function ladderChart(id, d, frame) {
     ],
   });
   const at = frame != null ? p.frame.indexOf(frame) : -1;
+  if (frame != null && at < 0) {
+    document.getElementById("detail-header").append(el("p", "chart-note",
+      `Frame ${frame} is not among the ${p.t.length} packets of this connection's ladder.`));
+  }
   const focus = at >= 0 ? at : 0;
   const last = Math.min(p.t.length - 1, focus + 30);
   if (p.t.length > 40 || at >= 0) Charts.zoomTo(charts.ladder, "y", start(Math.max(0, focus - 5)), end(last));

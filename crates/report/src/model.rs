@@ -139,6 +139,8 @@ pub fn sample(count: usize, budget: usize, priority: impl Fn(usize) -> bool) -> 
     (0..count).filter(|&i| keep[i]).take(budget).collect()
 }
 
+/// One column per field, one row per connection. Connection ids are their
+/// positions (first-seen order), which the page uses to index these columns.
 #[derive(Serialize)]
 struct Connections<'a> {
     id: Vec<u64>,
