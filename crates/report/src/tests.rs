@@ -207,3 +207,45 @@ fn sample_transaction(name: Option<String>) -> Transaction {
         retransmissions: 0,
     }
 }
+
+#[test]
+fn detail_goes_to_those_asked_then_the_examples_then_the_largest_and_slowest_in_turn() {
+    let connections: Vec<ConnectionSummary> = (0..6)
+        .map(|id| {
+            let mut c = sample_connection();
+            c.id = id;
+            c.server_to_client.payload_bytes = [10, 500, 20, 30, 40, 50][id as usize];
+            c
+        })
+        .collect();
+    let transactions: Vec<Transaction> = [(3, 900.0), (4, 5.0), (1, 1.0)]
+        .into_iter()
+        .map(|(connection, ms)| Transaction {
+            connection,
+            duration_ms: ms,
+            ..sample_transaction(None)
+        })
+        .collect();
+    let mut finding = diagnose::Finding {
+        kind: "zero_window",
+        severity: diagnose::Severity::Critical,
+        title: String::new(),
+        cost_ms: 1.0,
+        share: 1.0,
+        connections: 1,
+        transactions: 0,
+        example_connection: Some(2),
+        frames: Vec::new(),
+        wireshark_filter: String::new(),
+        explanation: String::new(),
+        fix: String::new(),
+        what_if: String::new(),
+        suspected: None,
+    };
+    let chosen = connections_to_detail(&connections, &transactions, &[finding.clone()], &[5], 10);
+    // 5 asked, 2 the example; then largest 1, slowest 3, largest 5 (taken), slowest 4, ...
+    assert_eq!(chosen, [5, 2, 1, 3, 4, 0]);
+    finding.example_connection = None;
+    let chosen = connections_to_detail(&connections, &transactions, &[finding], &[], 3);
+    assert_eq!(chosen, [1, 3, 5]);
+}
