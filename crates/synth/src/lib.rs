@@ -69,6 +69,19 @@ impl Trace {
         self.records.push((timestamp_ns, frame));
     }
 
+    /// Adds a packet carrying `payload` (its `payload_len` is set to match).
+    pub fn push_with_payload(&mut self, time_ms: f64, packet: &Packet, payload: &[u8]) {
+        let packet = Packet {
+            payload_len: payload.len() as u32,
+            ..packet.clone()
+        };
+        self.push(time_ms, &packet);
+        // Every link type ends its frame with the TCP payload.
+        let (_, frame) = self.records.last_mut().expect("the frame just pushed");
+        let start = frame.len() - payload.len();
+        frame[start..].copy_from_slice(payload);
+    }
+
     /// Each frame with its timestamp (ns since the epoch).
     pub fn frames(&self) -> impl Iterator<Item = (i64, &[u8])> {
         self.records
@@ -224,6 +237,15 @@ impl Conversation {
         seq
     }
 
+    /// Sends `payload` from `side` as one segment and returns its sequence number.
+    pub fn send_bytes(&mut self, trace: &mut Trace, side: Side, at_ms: f64, payload: &[u8]) -> u32 {
+        let seq = self.next_seq(side);
+        let packet = self.packet(side, Packet::ACK | Packet::PSH);
+        trace.push_with_payload(at_ms, &packet, payload);
+        self.next_seq[index(side)] = seq.wrapping_add(payload.len() as u32);
+        seq
+    }
+
     /// Sends `len` bytes from `side` at an explicit sequence number (a
     /// retransmission, or a segment after a gap) without moving the next sequence.
     pub fn send_at(&mut self, trace: &mut Trace, side: Side, at_ms: f64, seq: u32, len: u32) {
@@ -281,4 +303,22 @@ pub(crate) fn is_v4(packet: &Packet) -> bool {
         (packet.src.ip(), packet.dst.ip()),
         (IpAddr::V4(_), IpAddr::V4(_))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_lands_after_the_tcp_header_and_counts_in_the_ip_length() {
+        let mut trace = Trace::ethernet();
+        let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+        let payload = b"GET / HTTP/1.1\r\n\r\n";
+        let seq = conn.send_bytes(&mut trace, Side::Client, 1.0, payload);
+        assert_eq!(conn.next_seq(Side::Client), seq + payload.len() as u32);
+        let (_, frame) = trace.frames().next().unwrap();
+        assert!(frame.ends_with(payload));
+        let ip_total = u16::from_be_bytes([frame[16], frame[17]]) as usize;
+        assert_eq!(ip_total, 20 + 20 + payload.len());
+    }
 }

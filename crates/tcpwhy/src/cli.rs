@@ -5,6 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use diagnose::Severity;
+
+use crate::html;
 use crate::output::{self, Format};
 use crate::pipeline::{self, Analysis, Stages};
 use crate::progress::Progress;
@@ -18,9 +21,12 @@ Examples:
   tcpwhy transactions trace.pcap --format csv > transactions.csv
   tcpwhy timeline trace.pcap --tick 100ms
   tcpdump -i eth0 -w - | tcpwhy events - --format csv
+  tcpwhy report trace.pcap -o report.html  one HTML file to open offline or send on
+  tcpwhy diagnose trace.pcap --fail-on warning   exit 1 on a warning or worse
 
 Exit codes:
   0  the capture was read to the end
+  1  --fail-on SEVERITY was given and a finding at or above it was found
   2  bad input (the error names the file and byte offset) or bad usage";
 
 #[derive(Parser)]
@@ -34,7 +40,7 @@ struct Cli {
 enum Command {
     /// Why it is slow: ranked findings with cost, evidence, fix and what-if
     /// (what `tcpwhy FILE` runs).
-    Diagnose(InputArgs),
+    Diagnose(DiagnoseArgs),
     /// One row per TCP connection: handshake, state, and per-direction counters.
     Connections(InputArgs),
     /// Every analysis event (retransmission, duplicate_ack, zero_window, ...) with its frame.
@@ -45,6 +51,66 @@ enum Command {
     /// Per-tick series: packets, throughput, retransmissions, lost segments,
     /// duplicate ACKs, zero windows, new and failed connections, transactions.
     Timeline(TimelineArgs),
+    /// One self-contained HTML file: findings, interactive charts, connection
+    /// and transaction tables, and packet detail of the connections that matter.
+    Report(ReportArgs),
+}
+
+#[derive(Args)]
+struct DiagnoseArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    fail_on: FailOnArg,
+}
+
+#[derive(Args)]
+struct FailOnArg {
+    /// Exit 1 when a finding of this severity or worse is found.
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    fail_on: Option<SeverityArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SeverityArg {
+    Info,
+    Warning,
+    Critical,
+}
+
+impl FailOnArg {
+    /// The exit code for these findings: 1 when one is at or above the threshold.
+    fn exit_code(&self, findings: &[diagnose::Finding]) -> ExitCode {
+        let threshold = match self.fail_on {
+            None => return ExitCode::SUCCESS,
+            Some(SeverityArg::Info) => Severity::Info,
+            Some(SeverityArg::Warning) => Severity::Warning,
+            Some(SeverityArg::Critical) => Severity::Critical,
+        };
+        if findings.iter().any(|f| f.severity >= threshold) {
+            ExitCode::from(EXIT_FINDING)
+        } else {
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// pcap or pcapng files, plain, .gz or .zst; several are merged by time; - reads stdin.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<String>,
+    /// The HTML file to write (replaced atomically; never one of the inputs).
+    #[arg(long, short, value_name = "REPORT.html")]
+    output: std::path::PathBuf,
+    /// Also give this connection (an id from the connections table) packet detail; repeatable.
+    #[arg(long, value_name = "ID")]
+    connection: Vec<u64>,
+    #[command(flatten)]
+    fail_on: FailOnArg,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -85,17 +151,19 @@ impl From<FormatArg> for Format {
     }
 }
 
+const EXIT_FINDING: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 /// Stdout is line-buffered; results are written in larger pieces.
 const OUTPUT_BUFFER: usize = 1 << 16;
 
 /// Subcommand names; anything else first on the line is a file to diagnose.
-const COMMANDS: [&str; 6] = [
+const COMMANDS: [&str; 7] = [
     "diagnose",
     "connections",
     "events",
     "transactions",
     "timeline",
+    "report",
     "help",
 ];
 
@@ -123,11 +191,12 @@ pub fn run() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Diagnose(input) => diagnose(&input),
+        Command::Diagnose(args) => diagnose(&args),
         Command::Connections(input) => connections(&input),
         Command::Events(input) => events(&input),
         Command::Transactions(input) => transactions(&input),
         Command::Timeline(args) => timeline(&args),
+        Command::Report(args) => Ok(html_report(&args)),
     };
     match outcome {
         Ok(code) => code,
@@ -140,12 +209,15 @@ pub fn run() -> ExitCode {
 }
 
 fn progress_for(input: &InputArgs) -> Progress {
-    let total = input
-        .files
+    progress_over(&input.files, input.quiet)
+}
+
+fn progress_over(files: &[String], quiet: bool) -> Progress {
+    let total = files
         .iter()
         .map(|path| std::fs::metadata(path).ok().map(|m| m.len()))
         .sum::<Option<u64>>();
-    Progress::new(total, input.quiet)
+    Progress::new(total, quiet)
 }
 
 /// Runs the pipeline and writes its results with `write`.
@@ -154,6 +226,16 @@ fn report(
     stages: Stages,
     write: fn(&mut dyn Write, Format, &Analysis) -> io::Result<()>,
 ) -> io::Result<ExitCode> {
+    report_then(input, stages, write, |_| ExitCode::SUCCESS)
+}
+
+/// [`report`], with the exit code of a complete read chosen by `exit_code`.
+fn report_then(
+    input: &InputArgs,
+    stages: Stages,
+    write: fn(&mut dyn Write, Format, &Analysis) -> io::Result<()>,
+    exit_code: impl FnOnce(&Analysis) -> ExitCode,
+) -> io::Result<ExitCode> {
     let analysis = match pipeline::analyze(&input.files, stages, progress_for(input), |_| {}) {
         Ok(analysis) => analysis,
         Err(error) => return Ok(bad_input(&error)),
@@ -161,15 +243,32 @@ fn report(
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
     write(&mut out, input.format.into(), &analysis)?;
     out.flush()?;
-    Ok(finish(&analysis))
+    Ok(match &analysis.error {
+        Some(error) => bad_input(error),
+        None => exit_code(&analysis),
+    })
 }
 
-fn diagnose(input: &InputArgs) -> io::Result<ExitCode> {
+fn diagnose(args: &DiagnoseArgs) -> io::Result<ExitCode> {
     let stages = Stages {
         diagnose: true,
         ..Stages::default()
     };
-    report(input, stages, output::findings)
+    report_then(&args.input, stages, output::findings, |analysis| {
+        args.fail_on.exit_code(&analysis.findings)
+    })
+}
+
+fn html_report(args: &ReportArgs) -> ExitCode {
+    let progress = || progress_over(&args.files, args.quiet);
+    match html::write_report(&args.files, &args.output, &args.connection, progress) {
+        Ok(analysis) => args.fail_on.exit_code(&analysis.findings),
+        Err(html::Failure::BadInput(error)) => bad_input(&error),
+        Err(html::Failure::Output(message)) => {
+            eprintln!("tcpwhy: {message}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
 }
 
 fn connections(input: &InputArgs) -> io::Result<ExitCode> {

@@ -8,7 +8,7 @@ use std::thread;
 use capture::{CaptureError, Frame, MergedReader};
 use decode::Skip;
 use diagnose::{Evidence, Finding, Inputs};
-use tcp::{ConnectionSummary, Event, EventKind, Tracker};
+use tcp::{ConnectionSummary, Event, EventKind, Tracked, Tracker};
 use timeline::{Series, Tick, Timeline};
 use transactions::{Builder, Transaction};
 
@@ -131,7 +131,18 @@ pub fn analyze(
     paths: &[String],
     stages: Stages,
     progress: Progress,
+    on_event: impl FnMut(&Event),
+) -> Result<Analysis, CaptureError> {
+    analyze_observed(paths, stages, progress, on_event, |_, _| {})
+}
+
+/// [`analyze`], also calling `on_segment` for each TCP segment with where the tracker placed it.
+pub fn analyze_observed(
+    paths: &[String],
+    stages: Stages,
+    progress: Progress,
     mut on_event: impl FnMut(&Event),
+    mut on_segment: impl FnMut(&decode::Segment, Tracked),
 ) -> Result<Analysis, CaptureError> {
     let reader = MergedReader::open(paths)?;
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
@@ -150,6 +161,7 @@ pub fn analyze(
                 Ok(segment) => {
                     counts.tcp_segments += 1;
                     let tracked = tracker.process(&segment);
+                    on_segment(&segment, tracked);
                     if let Some(builder) = &mut builder {
                         builder.observe(tracked, segment.timestamp_ns, segment.payload_len);
                     }
@@ -226,6 +238,7 @@ fn count_ends(
 ) {
     for connection in connections {
         timeline.add(connection.first_ns, Series::NewConnections, 1);
+        timeline.add(connection.last_ns, Series::ConnectionsClosed, 1);
         if matches!(connection.state, "S0" | "REJ" | "RSTOS0" | "SH") {
             timeline.add(connection.first_ns, Series::FailedConnections, 1);
         }
@@ -235,6 +248,10 @@ fn count_ends(
         if let Some(end) = transaction.response_end_ns {
             timeline.add(end, Series::TransactionsCompleted, 1);
         }
+        let end = transaction
+            .response_end_ns
+            .unwrap_or(transaction.request_end_ns);
+        timeline.add(end, Series::TransactionsEnded, 1);
     }
 }
 

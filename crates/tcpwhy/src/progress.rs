@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Reads shorter than this show no bar at all.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
@@ -31,27 +31,32 @@ impl Progress {
             return;
         }
         if self.bar.is_none() && self.started.elapsed() >= SHOW_AFTER {
-            self.bar = Some(self.make_bar());
+            self.bar = Some(self.make_bar(bytes_read));
         }
         if let Some(bar) = &self.bar {
             bar.set_position(bytes_read);
         }
     }
 
-    fn make_bar(&self) -> ProgressBar {
+    /// A bar that starts at `bytes_read`: the rate counts only what is read
+    /// from now on, not the first second's bytes as if read in no time.
+    fn make_bar(&self, bytes_read: u64) -> ProgressBar {
         let bar = match self.total {
-            Some(total) => ProgressBar::new(total).with_style(
+            Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden()).with_style(
                 ProgressStyle::with_template(
                     "{spinner} reading {bytes}/{total_bytes} [{bar:30}] {bytes_per_sec}, {eta} left",
                 )
                 .expect("valid template")
                 .progress_chars("=> "),
             ),
-            None => ProgressBar::new_spinner().with_style(
+            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_style(
                 ProgressStyle::with_template("{spinner} reading {bytes} {bytes_per_sec}")
                     .expect("valid template"),
             ),
         };
+        bar.set_position(bytes_read);
+        bar.reset_eta();
+        bar.set_draw_target(ProgressDrawTarget::stderr());
         bar.enable_steady_tick(Duration::from_millis(200));
         bar
     }

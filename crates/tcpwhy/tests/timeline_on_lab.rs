@@ -73,3 +73,22 @@ fn unanswered_connections_count_as_failed_in_the_ticks_they_began() {
     // Clients arrive over the first 2.4 s, so every failure lies in the first three ticks.
     assert!(ticks.iter().skip(3).all(|t| t["failed_connections"] == 0));
 }
+
+#[test]
+fn open_connections_grow_with_the_back_tier_pool_one_a_second() {
+    let (ticks, _) = timeline("pool_queueing", "1s");
+    let manifest = common::manifest("pool_queueing");
+    let front = manifest["expect"]["front_connections"].as_u64().unwrap();
+    let open: Vec<u64> = ticks
+        .iter()
+        .map(|t| t["connections_open"].as_u64().unwrap())
+        .collect();
+    // All front connections and the first back one open in the first second,
+    // then the pool adds one connection a second.
+    assert_eq!(open[..3], [front + 1, front + 2, front + 3], "{open:?}");
+    for tick in &ticks {
+        let started = tick["transactions_started"].as_u64().unwrap();
+        let busy = tick["transactions_in_progress"].as_u64().unwrap();
+        assert!(busy >= started.min(1), "{tick}");
+    }
+}

@@ -42,9 +42,14 @@ pub enum Series {
     FailedConnections,
     TransactionsStarted,
     TransactionsCompleted,
+    /// A connection's last packet: with `NewConnections`, gives those open.
+    ConnectionsClosed,
+    /// A transaction's end, answered or not: with `TransactionsStarted`,
+    /// gives those in progress.
+    TransactionsEnded,
 }
 
-const SERIES: usize = 11;
+const SERIES: usize = 13;
 
 /// One tick of every series.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -63,6 +68,10 @@ pub struct Tick {
     pub failed_connections: u64,
     pub transactions_started: u64,
     pub transactions_completed: u64,
+    /// Connections with a packet in this tick or open across it.
+    pub connections_open: u64,
+    /// Transactions in progress at some point of this tick.
+    pub transactions_in_progress: u64,
 }
 
 /// The series being built.
@@ -144,10 +153,16 @@ impl Timeline {
         };
         let tick_ns = self.tick_ns();
         let bins_per_tick = (tick_ns / self.bin_ns).max(1) as usize;
+        let mut levels = Levels::default();
         self.bins
             .chunks(bins_per_tick)
             .enumerate()
-            .map(|(index, bins)| tick(origin + index as i64 * tick_ns, tick_ns, sum(bins)))
+            .map(|(index, bins)| {
+                let sums = sum(bins);
+                let mut tick = tick(origin + index as i64 * tick_ns, tick_ns, sums);
+                (tick.connections_open, tick.transactions_in_progress) = levels.step(&sums);
+                tick
+            })
             .collect()
     }
 }
@@ -155,6 +170,30 @@ impl Timeline {
 impl Default for Timeline {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// Spans that began before a tick and ended before it, counted so far; a
+/// span overlaps a tick when it began at or before the tick's end and had not
+/// ended before the tick began.
+#[derive(Default)]
+struct Levels {
+    connections_ended: u64,
+    transactions_ended: u64,
+    connections_begun: u64,
+    transactions_begun: u64,
+}
+
+impl Levels {
+    /// Connections open and transactions in progress during the tick of `sums`.
+    fn step(&mut self, sums: &[u64; SERIES]) -> (u64, u64) {
+        self.connections_begun += sums[Series::NewConnections as usize];
+        self.transactions_begun += sums[Series::TransactionsStarted as usize];
+        let open = self.connections_begun - self.connections_ended;
+        let in_progress = self.transactions_begun - self.transactions_ended;
+        self.connections_ended += sums[Series::ConnectionsClosed as usize];
+        self.transactions_ended += sums[Series::TransactionsEnded as usize];
+        (open, in_progress)
     }
 }
 
@@ -184,6 +223,8 @@ fn tick(start_ns: i64, tick_ns: i64, sums: [u64; SERIES]) -> Tick {
         failed_connections: of(Series::FailedConnections),
         transactions_started: of(Series::TransactionsStarted),
         transactions_completed: of(Series::TransactionsCompleted),
+        connections_open: 0,
+        transactions_in_progress: 0,
     }
 }
 
@@ -218,6 +259,24 @@ mod tests {
         assert_eq!(ticks.len(), 360);
         assert!(ticks.iter().all(|t| t.bytes == 10_000));
         assert_eq!(ticks[0].throughput_bps, 8000.0);
+    }
+
+    #[test]
+    fn spans_count_in_every_tick_they_overlap() {
+        let mut timeline = Timeline::with_tick(SECOND);
+        // One connection from 0 s to 2.5 s, another within tick 1, and a
+        // transaction from 1.3 s to 3 s.
+        timeline.add(0, Series::NewConnections, 1);
+        timeline.add(2 * SECOND + SECOND / 2, Series::ConnectionsClosed, 1);
+        timeline.add(SECOND + SECOND / 10, Series::NewConnections, 1);
+        timeline.add(SECOND + SECOND / 5, Series::ConnectionsClosed, 1);
+        timeline.add(SECOND + 3 * SECOND / 10, Series::TransactionsStarted, 1);
+        timeline.add(3 * SECOND, Series::TransactionsEnded, 1);
+        let ticks = timeline.ticks();
+        let open: Vec<u64> = ticks.iter().map(|t| t.connections_open).collect();
+        let busy: Vec<u64> = ticks.iter().map(|t| t.transactions_in_progress).collect();
+        assert_eq!(open, [1, 2, 1, 0]);
+        assert_eq!(busy, [0, 1, 1, 1]);
     }
 
     #[test]

@@ -178,14 +178,14 @@ pub fn findings(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
 
 const TICK_COLUMNS: &str = "start_ns,packets,bytes,payload_bytes,throughput_bps,retransmissions,\
 lost_segments,duplicate_acks,zero_windows,new_connections,failed_connections,\
-transactions_started,transactions_completed";
+transactions_started,transactions_completed,connections_open,transactions_in_progress";
 
 pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
     writeln!(out, "{TICK_COLUMNS}")?;
     for t in &analysis.ticks {
         writeln!(
             out,
-            "{},{},{},{},{:.0},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{:.0},{},{},{},{},{},{},{},{},{},{}",
             t.start_ns,
             t.packets,
             t.bytes,
@@ -198,7 +198,9 @@ pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
             t.new_connections,
             t.failed_connections,
             t.transactions_started,
-            t.transactions_completed
+            t.transactions_completed,
+            t.connections_open,
+            t.transactions_in_progress
         )?;
     }
     Ok(())

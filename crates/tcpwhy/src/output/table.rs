@@ -204,7 +204,7 @@ pub fn findings(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
 pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
     writeln!(
         out,
-        "{:>12} {:>9} {:>10} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8}",
+        "{:>12} {:>9} {:>10} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8} {:>6} {:>8}",
         "time s",
         "packets",
         "Mbit/s",
@@ -215,13 +215,15 @@ pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
         "conns",
         "failed",
         "tx start",
-        "tx done"
+        "tx done",
+        "open",
+        "tx busy"
     )?;
     let origin = analysis.ticks.first().map_or(0, |t| t.start_ns);
     for t in &analysis.ticks {
         writeln!(
             out,
-            "{:>12.3} {:>9} {:>10.3} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8}",
+            "{:>12.3} {:>9} {:>10.3} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8} {:>6} {:>8}",
             (t.start_ns - origin) as f64 / 1e9,
             t.packets,
             t.throughput_bps / 1e6,
@@ -232,7 +234,9 @@ pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
             t.new_connections,
             t.failed_connections,
             t.transactions_started,
-            t.transactions_completed
+            t.transactions_completed,
+            t.connections_open,
+            t.transactions_in_progress
         )?;
     }
     footer(out, analysis, analysis.ticks.len() as u64, "ticks")

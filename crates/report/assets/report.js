@@ -1,0 +1,625 @@
+// The report: reads the embedded JSON and builds findings, charts and tables
+// with DOM text only. One function per chart; Charts (chart.js) draws them.
+"use strict";
+
+const DATA = JSON.parse(document.getElementById("report-data").textContent);
+const el = Charts.el;
+const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2",
+  "#17becf", "#bcbd22", "#7f7f7f", "#393b79"];
+const OTHER_COLOR = "#b0b0b0";
+const LOSS_BAND = "rgba(214, 39, 40, 0.12)";
+const RED = "#d62728";
+const OUTCOME_COLORS = { established: "#8fa8c8", retried: "#ff7f0e", reset: "#9467bd", failed: RED };
+const TIME = { time: true, label: "time of day (UTC)" };
+const charts = {};
+let selected = null;
+
+const typeColor = (kind) => (kind < PALETTE.length ? PALETTE[kind] : OTHER_COLOR);
+const clockText = (t) => Charts.timeOfDay(DATA.meta.origin_day_ms + t, 0.5);
+const plural = (n, word) => `${n.toLocaleString("en")} ${word}${n === 1 ? "" : "s"}`;
+
+function samplingNote(sampling, what) {
+  if (sampling.shown >= sampling.total) return null;
+  return `Sampled: ${sampling.shown.toLocaleString("en")} of ${sampling.total.toLocaleString("en")} ${what} shown ` +
+    "(the notable ones first, the rest evenly spread); figures and tables use them all.";
+}
+
+// ---- header and findings --------------------------------------------------
+
+function renderSummary() {
+  const m = DATA.meta;
+  const start = new Date(m.origin_epoch_ms).toISOString().replace("T", " ").replace("Z", " UTC");
+  const text = `${m.files.join(", ")}: ${plural(m.frames, "frame")}, ` +
+    `${plural(DATA.connections.id.length, "connection")}, ` +
+    `${plural(DATA.transactions.sampling.total, "transaction")}; starts ${start}.`;
+  document.getElementById("summary").textContent = text;
+  document.getElementById("footer").textContent = `Made by tcpwhy ${m.version}. ` +
+    "This file is self-contained: it loads nothing from the network.";
+}
+
+function renderFindings() {
+  const list = document.getElementById("finding-list");
+  if (DATA.findings.length === 0) {
+    list.append(el("p", "no-finding", "No finding: nothing in this capture looks slow."));
+    return;
+  }
+  const table = el("div");
+  table.id = "findings-table";
+  list.append(table);
+  const cards = DATA.findings.map((f, rank) => findingCard(f, rank + 1));
+  list.append(...cards);
+  const f = DATA.findings;
+  const value = (key) => (i) => f[i][key];
+  Table(table, {
+    rows: f.length, id: "findings", pageSize: 20,
+    columns: [
+      { label: "rank", value: (i) => i + 1, numeric: true },
+      { label: "severity", value: value("severity") },
+      { label: "finding", value: value("title") },
+      { label: "cost", value: value("cost_ms"), numeric: true, format: Charts.duration },
+      { label: "share", value: value("share"), numeric: true, format: (v) => `${(100 * v).toFixed(1)}%` },
+      { label: "connections", value: value("connections"), numeric: true },
+      { label: "transactions", value: value("transactions"), numeric: true },
+      { label: "example", value: value("example_connection"), numeric: true },
+    ],
+    onRowClick: (i) => cards[i].scrollIntoView({ block: "start" }),
+  });
+}
+
+function findingCard(f, rank) {
+  const card = el("article", `finding ${f.severity}`);
+  card.dataset.kind = f.kind;
+  const head = el("h3");
+  head.append(el("span", `badge ${f.severity}`, f.severity), document.createTextNode(` ${rank}. ${f.title}`));
+  card.append(head);
+  card.append(el("p", "cost", `Cost ${Charts.duration(f.cost_ms)} (${(100 * f.share).toFixed(1)}% of the time at stake), ` +
+    `${plural(f.connections, "connection")}, ${plural(f.transactions, "transaction")}.`));
+  const share = el("div", "share");
+  const bar = el("div", "share-bar");
+  bar.style.width = `${Math.max(1, 100 * f.share)}%`;
+  share.append(bar);
+  card.append(share);
+  if (f.suspected) card.append(el("p", "suspected", `Suspected: ${f.suspected}`));
+  const facts = el("dl");
+  for (const [term, text] of [["Why", f.explanation], ["Fix", f.fix], ["What if", f.what_if]]) {
+    facts.append(el("dt", null, term), el("dd", null, text));
+  }
+  card.append(facts);
+  card.append(evidence(f));
+  return card;
+}
+
+function evidence(f) {
+  const box = el("div", "evidence");
+  box.append(el("span", "label", "Evidence: "));
+  if (f.example_connection != null) {
+    const link = el("button", "link finding-connection", `connection ${f.example_connection}`);
+    link.addEventListener("click", () => selectConnection(f.example_connection, { scroll: true }));
+    box.append(link);
+  }
+  if (f.frames.length) {
+    box.append(document.createTextNode(" frames "));
+    for (const frame of f.frames) {
+      const link = el("button", "link frame", String(frame));
+      link.addEventListener("click", () => selectConnection(f.example_connection, { scroll: true, frame }));
+      box.append(link, document.createTextNode(" "));
+    }
+  }
+  box.append(el("div", "filter-line", "Wireshark: "));
+  box.lastChild.append(el("code", null, f.wireshark_filter));
+  return box;
+}
+
+// ---- timeline charts ------------------------------------------------------
+
+/** Runs of ticks with retransmissions or lost segments, as [start, end) bands. */
+function lossBands() {
+  const t = DATA.ticks, x0 = [], x1 = [];
+  for (let i = 0; i < t.start.length; i++) {
+    if (t.retransmissions[i] + t.lost_segments[i] === 0) continue;
+    const end = t.start[i] + t.tick_ms;
+    if (x1.length && x1[x1.length - 1] >= t.start[i] - 1e-9) x1[x1.length - 1] = end;
+    else { x0.push(t.start[i]); x1.push(end); }
+  }
+  return { type: "bands", name: "loss (retransmissions or lost segments)", x0, x1, color: LOSS_BAND,
+    tooltip: (i) => ["loss period", `${clockText(x0[i])} – ${clockText(x1[i])}`] };
+}
+
+function selectionOverlay(ctx, m) {
+  if (selected == null) return;
+  const c = DATA.connections;
+  const a = m.px(c.start[selected]), b = m.px(c.start[selected] + c.duration_ms[selected]);
+  ctx.fillStyle = "rgba(0, 0, 0, 0.07)";
+  ctx.fillRect(a, m.f.top, Math.max(2, b - a), m.f.height);
+}
+
+function transactionsChart() {
+  const tx = DATA.transactions, t = DATA.ticks;
+  const host = document.getElementById("chart-transactions");
+  charts.transactions = Charts.create(host, {
+    title: "Transactions: start and duration, colored by type; retransmissions ringed in red",
+    note: samplingNote(tx.sampling, "transactions"),
+    height: 340, originDayMs: DATA.meta.origin_day_ms,
+    x: TIME,
+    y: { label: "duration", kind: "log", format: Charts.duration },
+    y2: { label: "concurrent", format: Charts.si },
+    overlay: selectionOverlay,
+    layers: [
+      lossBands(),
+      { type: "points", name: "transactions", x: tx.start, y: tx.ms, color: (i) => typeColor(tx.kind[i]),
+        ring: (i) => (tx.retransmissions[i] > 0 ? RED : null), radius: 2,
+        tooltip: (i) => [tx.types[tx.kind[i]], `start ${clockText(tx.start[i])}`, `duration ${Charts.duration(tx.ms[i])}`,
+          `connection ${tx.connection[i]}, transaction ${tx.index[i]}`,
+          `${tx.retransmissions[i]} retransmissions`, "click: show the connection"] },
+      { type: "line", name: "connections open", axis: "y2", step: true, x: t.start, y: t.connections_open,
+        color: "#555", width: 1,
+        tooltip: (i) => [`${clockText(t.start[i])}`, `${t.connections_open[i]} connections open`] },
+      { type: "line", name: "transactions in progress", axis: "y2", step: true, x: t.start,
+        y: t.transactions_in_progress, color: "#2ca02c", width: 1, dash: [4, 3],
+        tooltip: (i) => [`${clockText(t.start[i])}`, `${t.transactions_in_progress[i]} transactions in progress`] },
+    ],
+    onClick: (hit) => {
+      if (hit && hit.layer.type === "points") selectConnection(tx.connection[hit.index], { scroll: true });
+    },
+  });
+  host.append(typeLegend());
+}
+
+function typeLegend() {
+  const legend = el("div", "type-legend");
+  DATA.transactions.types.slice(0, PALETTE.length + 1).forEach((name, kind) => {
+    const item = el("span", "legend-item");
+    const swatch = el("span", "swatch");
+    swatch.style.background = typeColor(kind);
+    item.append(swatch, document.createTextNode(kind < PALETTE.length ? name : "other types"));
+    legend.append(item);
+  });
+  return legend;
+}
+
+function setupsChart() {
+  const s = DATA.setups;
+  const c = DATA.connections;
+  const host = document.getElementById("chart-setups");
+  const layer = (outcome) => {
+    const index = s.outcome.map((o, i) => (o === outcome ? i : -1)).filter((i) => i >= 0);
+    return { type: "points", name: outcome, color: OUTCOME_COLORS[outcome], radius: outcome === "established" ? 2 : 3.5,
+      x: index.map((i) => s.start[i]), y: index.map((i) => s.ms[i]),
+      tooltip: (k) => {
+        const id = s.connection[index[k]];
+        return [`connection ${id}: ${c.client[id]} → ${c.server[id]}`, `${outcome}, state ${c.state[id]}`,
+          `at ${clockText(s.start[index[k]])}`, `setup ${Charts.duration(s.ms[index[k]])}`,
+          `${c.syn_retries[id]} SYN retries`, "click: show the connection"];
+      },
+      connections: index.map((i) => s.connection[i]) };
+  };
+  charts.setups = Charts.create(host, {
+    title: "Connection setups: SYN to handshake ACK (failed: first to last packet)",
+    note: samplingNote(s.sampling, "setups"),
+    height: 260, originDayMs: DATA.meta.origin_day_ms,
+    x: TIME, y: { label: "setup", kind: "log", format: Charts.duration },
+    overlay: selectionOverlay,
+    layers: ["established", "retried", "reset", "failed"].map(layer),
+    onClick: (hit) => { if (hit) selectConnection(hit.layer.connections[hit.index], { scroll: true }); },
+  });
+}
+
+function ioChart() {
+  const t = DATA.ticks;
+  const host = document.getElementById("chart-io");
+  const count = (key, name, color, hidden) => ({ type: "line", name, axis: "y2", step: true, x: t.start, y: t[key],
+    color, hidden, tooltip: (i) => [`${clockText(t.start[i])}`, `${t[key][i].toLocaleString("en")} ${name}`] });
+  charts.io = Charts.create(host, {
+    title: `IO graph, per ${Charts.duration(t.tick_ms)} tick`,
+    height: 280, originDayMs: DATA.meta.origin_day_ms,
+    x: TIME, y: { label: "bit/s", format: Charts.si }, y2: { label: "per tick", format: Charts.si },
+    layers: [
+      lossBands(),
+      { type: "line", name: "throughput", step: true, x: t.start, y: t.throughput_bps, color: "#1f77b4",
+        tooltip: (i) => [`${clockText(t.start[i])}`, `${Charts.si(t.throughput_bps[i])}bit/s`] },
+      count("packets", "packets", "#999", true),
+      count("retransmissions", "retransmissions", RED),
+      count("lost_segments", "lost segments", "#8c564b"),
+      count("duplicate_acks", "duplicate ACKs", "#ff7f0e"),
+      count("zero_windows", "zero windows", "#9467bd"),
+    ],
+  });
+}
+
+// ---- transaction types ----------------------------------------------------
+
+function histogramChart(kind) {
+  const type = DATA.types[kind];
+  const host = document.getElementById("chart-histogram");
+  const x0 = type.histogram.map((_, i) => Math.pow(10, (type.first_bin + i) / type.bins_per_decade));
+  const x1 = type.histogram.map((_, i) => Math.pow(10, (type.first_bin + i + 1) / type.bins_per_decade));
+  charts.histogram = Charts.create(host, {
+    title: `Response times of ${type.name}: ${plural(type.count, "transaction")}`,
+    height: 240,
+    x: { label: "duration", kind: "log", format: Charts.duration, min: x0[0], max: x1[x1.length - 1] },
+    y: { label: "transactions", format: Charts.si },
+    layers: [{ type: "bars", x0, x1, y: type.histogram, color: typeColor(kind),
+      tooltip: (i) => [`${Charts.duration(x0[i])} – ${Charts.duration(x1[i])}`, plural(type.histogram[i], "transaction")] }],
+  });
+  host.prepend(typePicker(kind));
+}
+
+function typePicker(kind) {
+  const label = el("label", "picker", "Type: ");
+  const select = document.createElement("select");
+  DATA.types.forEach((type, i) => {
+    const option = el("option", null, `${type.name} (${type.count})`);
+    option.value = String(i);
+    select.append(option);
+  });
+  select.value = String(kind);
+  select.addEventListener("change", () => histogramChart(Number(select.value)));
+  label.append(select);
+  return label;
+}
+
+function typesTable() {
+  const types = DATA.types;
+  const value = (key) => (i) => types[i][key];
+  Table(document.getElementById("types-table"), {
+    rows: types.length,
+    columns: [
+      { label: "type", value: value("name") },
+      { label: "count", value: value("count"), numeric: true },
+      { label: "total", value: value("total_ms"), numeric: true, format: Charts.duration },
+      { label: "min", value: value("min_ms"), numeric: true, format: Charts.duration },
+      { label: "mean", value: value("mean_ms"), numeric: true, format: Charts.duration },
+      { label: "p50", value: value("p50_ms"), numeric: true, format: Charts.duration },
+      { label: "p90", value: value("p90_ms"), numeric: true, format: Charts.duration },
+      { label: "p99", value: value("p99_ms"), numeric: true, format: Charts.duration },
+      { label: "max", value: value("max_ms"), numeric: true, format: Charts.duration },
+    ],
+    onRowClick: (i) => histogramChart(i),
+    id: "types",
+  });
+}
+
+// ---- tables ---------------------------------------------------------------
+
+/** A sortable, filterable, paged table over `rows` row indices. */
+function Table(host, spec) {
+  const pageSize = spec.pageSize || 50;
+  let order = [...Array(spec.rows).keys()];
+  let shown = order, page = 0, sortColumn = -1, descending = false;
+  const filter = document.createElement("input");
+  filter.type = "search";
+  filter.placeholder = "Filter rows (text in any column)";
+  const info = el("span", "table-info");
+  const pager = el("span", "pager");
+  const previous = el("button", null, "‹ previous"), next = el("button", null, "next ›");
+  pager.append(previous, next);
+  const table = el("table");
+  table.id = `${spec.id}-table`;
+  const head = el("thead"), body = el("tbody");
+  table.append(head, body);
+  const headRow = el("tr");
+  spec.columns.forEach((column, index) => {
+    const th = el("th", column.numeric ? "num" : null, column.label);
+    th.addEventListener("click", () => sortBy(index));
+    headRow.append(th);
+  });
+  head.append(headRow);
+  const controls = el("div", "table-controls");
+  controls.append(filter, info, pager);
+  host.replaceChildren(controls, table);
+  const text = (column, i) => {
+    const v = column.value(i);
+    return v == null ? "–" : column.format ? column.format(v) : String(v);
+  };
+
+  function sortBy(index) {
+    descending = sortColumn === index ? !descending : spec.columns[index].numeric;
+    sortColumn = index;
+    const column = spec.columns[index];
+    const key = order.map((i) => column.value(i));
+    const position = new Map(order.map((row, k) => [row, k]));
+    order.sort((a, b) => compare(key[position.get(a)], key[position.get(b)]) * (descending ? -1 : 1));
+    applyFilter();
+  }
+
+  function compare(a, b) {
+    if (a == null) return b == null ? 0 : 1;
+    if (b == null) return -1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  function applyFilter() {
+    const needle = filter.value.trim().toLowerCase();
+    shown = needle ? order.filter((i) => spec.columns.some((c) => text(c, i).toLowerCase().includes(needle))) : order;
+    page = 0;
+    render();
+  }
+
+  function render() {
+    const rows = shown.slice(page * pageSize, (page + 1) * pageSize);
+    body.replaceChildren(...rows.map((i) => {
+      const tr = el("tr");
+      tr.dataset.row = String(i);
+      if (spec.rowClass) tr.className = spec.rowClass(i);
+      for (const column of spec.columns) tr.append(el("td", column.numeric ? "num" : null, text(column, i)));
+      if (spec.onRowClick) tr.addEventListener("click", () => spec.onRowClick(i));
+      return tr;
+    }));
+    const pages = Math.max(1, Math.ceil(shown.length / pageSize));
+    info.textContent = `${shown.length.toLocaleString("en")} of ${spec.rows.toLocaleString("en")} rows, page ${page + 1} of ${pages}`;
+    previous.disabled = page === 0;
+    next.disabled = page + 1 >= pages;
+  }
+
+  filter.addEventListener("input", applyFilter);
+  previous.addEventListener("click", () => { page--; render(); });
+  next.addEventListener("click", () => { page++; render(); });
+  render();
+  return { showRow: (i) => { const k = shown.indexOf(i); if (k >= 0) { page = Math.floor(k / pageSize); render(); } } };
+}
+
+function connectionsTable() {
+  const c = DATA.connections;
+  const column = (label, key, format, numeric = true) => ({ label, value: (i) => c[key][i], format, numeric });
+  charts.connectionsTable = Table(document.getElementById("connections-table"), {
+    rows: c.id.length,
+    id: "connections",
+    columns: [
+      column("id", "id"),
+      column("client", "client", null, false),
+      column("server", "server", null, false),
+      column("state", "state", null, false),
+      column("history", "history", null, false),
+      column("start", "start", clockText),
+      column("duration", "duration_ms", Charts.duration),
+      column("setup", "setup_ms", Charts.duration),
+      column("SYN retries", "syn_retries"),
+      column("packets", "packets"),
+      column("payload bytes", "payload_bytes", Charts.si),
+      column("retrans", "retransmissions"),
+      column("lost", "lost_segments"),
+      column("dup ACKs", "duplicate_acks"),
+      column("zero win", "zero_windows"),
+      column("RTT", "rtt_ms", Charts.duration),
+      column("transactions", "transactions"),
+      column("slowest", "slowest_ms", Charts.duration),
+      { label: "detail", value: (i) => (c.detail[i] ? "yes" : "no"), numeric: false },
+    ],
+    rowClass: (i) => (i === selected ? "selected" : ""),
+    onRowClick: (i) => selectConnection(c.id[i], { scroll: true }),
+  });
+}
+
+// ---- the selected connection ---------------------------------------------
+
+function detailOf(id) {
+  return DATA.details.find((d) => d.connection === id) || null;
+}
+
+function selectConnection(id, how = {}) {
+  if (id == null || id >= DATA.connections.id.length) return;
+  selected = id;
+  for (const name of ["transactions", "setups"]) if (charts[name]) Charts.draw(charts[name]);
+  charts.connectionsTable.showRow(id);
+  for (const row of document.querySelectorAll("#connections-table tbody tr")) {
+    row.classList.toggle("selected", Number(row.dataset.row) === id);
+  }
+  const detail = detailOf(id);
+  renderDetailHeader(id, detail);
+  const chartsBox = document.getElementById("detail-charts");
+  chartsBox.hidden = !detail;
+  if (detail) {
+    windowChart(detail);
+    rttChart(detail);
+    sequenceChart(detail);
+    ladderChart(id, detail, how.frame);
+    waterfallChart(detail);
+  }
+  if (how.scroll) document.getElementById("detail").scrollIntoView({ block: "start" });
+}
+
+function renderDetailHeader(id, detail) {
+  const c = DATA.connections;
+  const header = document.getElementById("detail-header");
+  const facts = [
+    `Connection ${id}: ${c.client[id]} → ${c.server[id]}${c.roles_guessed[id] ? " (roles guessed)" : ""}`,
+    `state ${c.state[id]}, history ${c.history[id]}, closed by ${c.close[id]}; from ${clockText(c.start[id])} ` +
+      `for ${Charts.duration(c.duration_ms[id])}; setup ${Charts.duration(c.setup_ms[id])}; ` +
+      `${plural(c.packets[id], "packet")}, ${plural(c.retransmissions[id], "retransmission")}, ` +
+      `RTT ${Charts.duration(c.rtt_ms[id])}; first frame ${c.first_frame[id]}`,
+  ];
+  header.replaceChildren(el("h3", null, facts[0]), el("p", null, facts[1]));
+  if (!detail) {
+    const note = el("p", "no-detail", "This connection has no packet detail in this report " +
+      `(it details up to ${DATA.meta.detail_limits.connections} connections: the findings' examples, the largest and the slowest). ` +
+      "To detail it, run: ");
+    note.append(el("code", null, `${DATA.meta.detail_command} ${id}`));
+    header.append(note);
+    return;
+  }
+  const notes = [];
+  if (detail.sample_stride > 1) {
+    notes.push(`Sampled: every ${detail.sample_stride}th of ${detail.packets_seen.toLocaleString("en")} packets in the ` +
+      "window and time-sequence charts; retransmissions kept apart" +
+      (detail.resent_seen > detail.resent.frame.length ? ` (the first ${detail.resent.frame.length} of ${detail.resent_seen})` : "") + ".");
+  }
+  if (detail.packets_seen > detail.ladder.frame.length) {
+    notes.push(`The ladder shows the first ${detail.ladder.frame.length} of ${detail.packets_seen.toLocaleString("en")} packets.`);
+  }
+  if (detail.rtt_stride > 1) notes.push(`RTT: every ${detail.rtt_stride}th sample.`);
+  if (detail.waterfall.total > detail.waterfall.index.length) {
+    notes.push(`The waterfall shows the first ${detail.waterfall.index.length} of ${detail.waterfall.total} transactions.`);
+  }
+  for (const text of notes) header.append(el("p", "chart-note", text));
+}
+
+const side = (fromClient) => (fromClient ? "client" : "server");
+
+function flagsText(flags) {
+  const names = [[2, "SYN"], [1, "FIN"], [4, "RST"], [8, "PSH"], [16, "ACK"]];
+  return names.filter(([bit]) => flags & bit).map(([, name]) => name).join(" ");
+}
+
+function packetLines(p, i) {
+  return [`frame ${p.frame[i]} at ${clockText(p.t[i])}`, `${side(p.from_client[i])} → ${side(!p.from_client[i])}`,
+    `seq ${p.seq[i]} len ${p.len[i]} ack ${p.ack[i]} [${flagsText(p.flags[i])}]`,
+    `window ${p.window[i].toLocaleString("en")} B, in flight ${p.in_flight[i].toLocaleString("en")} B`,
+    p.resent[i] ? "retransmission" : ""].filter(Boolean);
+}
+
+/** Indices of packets in `p` sent by the client (true) or the server (false). */
+function from(p, client, filter = () => true) {
+  return p.t.map((_, i) => i).filter((i) => p.from_client[i] === client && filter(i));
+}
+
+function windowChart(d) {
+  const p = d.sample;
+  const series = (client, key, name, color, dash, filter) => {
+    const index = from(p, client, filter);
+    return { type: "line", step: true, name, color, dash, x: index.map((i) => p.t[i]), y: index.map((i) => p[key][i]),
+      tooltip: (k) => packetLines(p, index[k]) };
+  };
+  const hasData = (i) => p.len[i] > 0;
+  charts.window = Charts.create(document.getElementById("chart-window"), {
+    title: "Advertised receive window and bytes in flight",
+    height: 260, originDayMs: DATA.meta.origin_day_ms,
+    x: TIME, y: { label: "bytes", format: Charts.si },
+    layers: [
+      series(true, "window", "client's window", "#1f77b4"),
+      series(false, "window", "server's window", "#ff7f0e"),
+      series(true, "in_flight", "client's bytes in flight", "#1f77b4", [4, 3], hasData),
+      series(false, "in_flight", "server's bytes in flight", "#ff7f0e", [4, 3], hasData),
+    ],
+  });
+}
+
+function rttChart(d) {
+  const layer = (client, color) => {
+    const index = d.rtt_t.map((_, i) => i).filter((i) => d.rtt_from_client[i] === client);
+    return { type: "points", name: `data from the ${side(client)}`, color, radius: 2.5,
+      x: index.map((i) => d.rtt_t[i]), y: index.map((i) => d.rtt_ms[i]),
+      tooltip: (k) => [`${clockText(d.rtt_t[index[k]])}`, `RTT ${Charts.duration(d.rtt_ms[index[k]])} (data from the ${side(client)} to its ACK)`] };
+  };
+  charts.rtt = Charts.create(document.getElementById("chart-rtt"), {
+    title: "RTT at the capture point: data to its ACK",
+    note: d.rtt_t.length ? null : "No RTT sample: no data was acknowledged.",
+    height: 220, originDayMs: DATA.meta.origin_day_ms,
+    x: TIME, y: { label: "RTT", format: Charts.duration },
+    layers: [layer(true, "#1f77b4"), layer(false, "#ff7f0e")],
+  });
+}
+
+/** The time-sequence graph of the direction that sent more data. */
+function sequenceChart(d) {
+  const p = d.sample, r = d.resent;
+  const bytes = (client) => p.len.reduce((sum, len, i) => sum + (p.from_client[i] === client ? len : 0), 0);
+  const client = bytes(true) >= bytes(false);
+  const data = from(p, client, (i) => p.len[i] > 0 && !p.resent[i]);
+  const resent = from(r, client, (i) => r.len[i] > 0);
+  const acks = from(p, !client);
+  const segments = (q, index, name, color, width) => ({ type: "segments", name, color, width,
+    x0: index.map((i) => q.t[i]), x1: index.map((i) => q.t[i]),
+    y0: index.map((i) => q.seq[i]), y1: index.map((i) => q.seq[i] + q.len[i]),
+    tooltip: (k) => packetLines(q, index[k]) });
+  charts.sequence = Charts.create(document.getElementById("chart-sequence"), {
+    title: `Time-sequence graph of the ${side(client)}'s data (tcptrace style)`,
+    height: 300, originDayMs: DATA.meta.origin_day_ms,
+    x: TIME, y: { label: "relative sequence", format: Charts.si },
+    layers: [
+      segments(p, data, "data", "#1f77b4", 2),
+      segments(r, resent, "retransmissions", RED, 3),
+      { type: "line", step: true, name: `${side(!client)}'s ACK`, color: "#2ca02c", width: 1,
+        x: acks.map((i) => p.t[i]), y: acks.map((i) => p.ack[i]), tooltip: (k) => packetLines(p, acks[k]) },
+      { type: "line", step: true, name: "ACK + window", color: "#bcbd22", width: 1,
+        x: acks.map((i) => p.t[i]), y: acks.map((i) => p.ack[i] + p.window[i]), tooltip: (k) => packetLines(p, acks[k]) },
+    ],
+  });
+}
+
+/** Client on the left, server on the right, time going down; arrows cross the capture point when seen. */
+function ladderChart(id, d, frame) {
+  const p = d.ladder, c = DATA.connections;
+  const toClient = (c.rtt_to_client_ms[id] || 0) / 2, toServer = (c.rtt_to_server_ms[id] || 0) / 2;
+  const capture = toClient + toServer > 0 ? toClient / (toClient + toServer) : 0.5;
+  const index = p.t.map((_, i) => i);
+  const start = (i) => (p.from_client[i] ? p.t[i] - toClient : p.t[i] - toServer);
+  const end = (i) => (p.from_client[i] ? p.t[i] + toServer : p.t[i] + toClient);
+  const color = (i) => (p.resent[i] ? RED : p.flags[i] & 7 ? "#9467bd" : p.len[i] > 0 ? "#1f77b4" : "#999");
+  const links = [];
+  index.forEach((i) => {
+    if (!p.resent[i] || p.len[i] === 0) return;
+    const original = index.find((j) => j < i && p.from_client[j] === p.from_client[i] && p.seq[j] === p.seq[i] && p.len[j] > 0);
+    if (original != null) links.push([original, i]);
+  });
+  const linkX = (i) => (p.from_client[i] ? 0.03 : 0.97);
+  charts.ladder = Charts.create(document.getElementById("chart-ladder"), {
+    title: `Packet ladder: client (left), capture point (dashed), server (right); the first ${p.t.length} packets`,
+    height: 560, originDayMs: DATA.meta.origin_day_ms,
+    x: { label: "", min: -0.06, max: 1.06, format: (v) => (Math.abs(v) < 0.01 ? "client" : Math.abs(v - 1) < 0.01 ? "server" : "") },
+    y: { ...TIME, label: "time", invert: true },
+    layers: [
+      { type: "segments", color: "#bbb", dash: [5, 4], width: 1, x0: [capture], x1: [capture],
+        y0: [Math.min(...p.t.map(start))], y1: [Math.max(...p.t.map(end))] },
+      { type: "segments", name: "packets", arrow: true, color, x0: index.map((i) => (p.from_client[i] ? 0 : 1)),
+        x1: index.map((i) => (p.from_client[i] ? 1 : 0)), y0: index.map(start), y1: index.map(end),
+        label: (i) => `${flagsText(p.flags[i])} seq ${p.seq[i]} len ${p.len[i]} ack ${p.ack[i]}`,
+        tooltip: (i) => packetLines(p, i) },
+      { type: "segments", name: "retransmission ← original", color: RED, dash: [3, 3], width: 1.5,
+        x0: links.map(([a]) => linkX(a)), x1: links.map(([, b]) => linkX(b)),
+        y0: links.map(([a]) => start(a)), y1: links.map(([, b]) => start(b)),
+        tooltip: (k) => [`frame ${p.frame[links[k][1]]} retransmits frame ${p.frame[links[k][0]]}`,
+          `after ${Charts.duration(p.t[links[k][1]] - p.t[links[k][0]])}`] },
+    ],
+  });
+  const at = frame != null ? p.frame.indexOf(frame) : -1;
+  if (frame != null && at < 0) {
+    document.getElementById("detail-header").append(el("p", "chart-note",
+      `Frame ${frame} is not among the ${p.t.length} packets of this connection's ladder.`));
+  }
+  const focus = at >= 0 ? at : 0;
+  const last = Math.min(p.t.length - 1, focus + 30);
+  if (p.t.length > 40 || at >= 0) Charts.zoomTo(charts.ladder, "y", start(Math.max(0, focus - 5)), end(last));
+}
+
+function waterfallChart(d) {
+  const w = d.waterfall;
+  const rows = w.index.map((_, i) => i);
+  const bar = (name, color, from, to) => ({ type: "rects", name, color,
+    x0: rows.map((i) => from[i]), x1: rows.map((i) => to[i]), y0: rows.map((i) => i + 0.7), y1: rows.map((i) => i + 1.3),
+    tooltip: (i) => [`transaction ${w.index[i]}: ${DATA.transactions.types[w.kind[i]]}`,
+      `request ${clockText(w.request_start[i])}, ${w.request_bytes[i].toLocaleString("en")} B`,
+      `response ${w.response_start[i] == null ? "none" : clockText(w.response_start[i])}, ${w.response_bytes[i].toLocaleString("en")} B`,
+      `server think ${Charts.duration(w.response_start[i] == null ? null : w.response_start[i] - w.request_end[i])}`,
+      `${w.retransmissions[i]} retransmissions`] });
+  charts.waterfall = Charts.create(document.getElementById("chart-waterfall"), {
+    title: "Transaction waterfall: request, server think time, response",
+    note: rows.length ? null : "No transaction: no payload was exchanged.",
+    height: Math.min(420, 90 + 18 * rows.length), originDayMs: DATA.meta.origin_day_ms,
+    x: TIME, y: { label: "transaction", invert: true, min: 0.5, max: Math.max(1.5, rows.length + 0.5), format: (v) => (Number.isInteger(v) ? String(v) : "") },
+    layers: [
+      bar("request", "#1f77b4", w.request_start, w.request_end),
+      bar("server think", "#d9d9d9", w.request_end, w.response_start),
+      bar("response", "#2ca02c", w.response_start, w.response_end),
+    ],
+  });
+}
+
+// ---- start ----------------------------------------------------------------
+
+function start() {
+  renderSummary();
+  renderFindings();
+  transactionsChart();
+  setupsChart();
+  ioChart();
+  if (DATA.types.length) histogramChart(0);
+  else document.getElementById("chart-histogram").append(el("p", null, "No transaction."));
+  typesTable();
+  connectionsTable();
+  const first = DATA.findings.find((f) => f.example_connection != null);
+  if (first) selectConnection(first.example_connection);
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
+  document.body.dataset.ready = "1";
+}
+
+start();

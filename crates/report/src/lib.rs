@@ -1,0 +1,106 @@
+//! The HTML output stage: one self-contained report file.
+//!
+//! It takes plain data (connections, transactions, ticks, findings and the
+//! packet detail of a few connections) and writes one HTML file that needs
+//! nothing else when opened: its CSS, its chart code and its data are inside.
+//! It never reaches back into the capture. Every string from the capture
+//! travels as JSON in a `<script type="application/json">` block with `<`,
+//! `>`, `&`, U+2028 and U+2029 escaped, and the page's script renders it with
+//! DOM text nodes only.
+
+mod choose;
+pub mod detail;
+mod model;
+
+use std::io::{self, Write};
+
+use diagnose::Finding;
+use tcp::ConnectionSummary;
+use timeline::Tick;
+use transactions::Transaction;
+
+pub use choose::connections_to_detail;
+pub use detail::{Collector, ConnectionDetail};
+
+const TEMPLATE: &str = include_str!("../assets/report.html");
+const CSS: &str = include_str!("../assets/report.css");
+/// The chart toolkit, then the report's charts and tables that use it.
+const SCRIPTS: [&str; 2] = [
+    include_str!("../assets/chart.js"),
+    include_str!("../assets/report.js"),
+];
+
+/// Everything a report shows.
+pub struct Report<'a> {
+    /// The input files, as the user named them.
+    pub files: &'a [String],
+    pub frames: u64,
+    pub connections: &'a [ConnectionSummary],
+    pub transactions: &'a [Transaction],
+    pub ticks: &'a [Tick],
+    pub findings: &'a [Finding],
+    pub details: &'a [ConnectionDetail],
+    /// The command that would detail a connection that has no detail, less its id.
+    pub detail_command: String,
+}
+
+/// Writes the report as one HTML page.
+pub fn write(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    let data = script_json(&model::build(report));
+    let title = format!("tcpwhy report: {}", report.files.join(", "));
+    let mut rest = TEMPLATE;
+    while let Some(start) = rest.find("{{") {
+        let end = start + rest[start..].find("}}").expect("closed placeholder");
+        out.write_all(&rest.as_bytes()[..start])?;
+        match &rest[start + 2..end] {
+            "TITLE" => out.write_all(html_text(&title).as_bytes())?,
+            "CSS" => out.write_all(CSS.as_bytes())?,
+            "DATA" => out.write_all(data.as_bytes())?,
+            "SCRIPT" => {
+                for script in SCRIPTS {
+                    out.write_all(script.as_bytes())?;
+                }
+            }
+            other => panic!("unknown placeholder {other} in the report template"),
+        }
+        rest = &rest[end + 2..];
+    }
+    out.write_all(rest.as_bytes())
+}
+
+/// JSON that can sit inside a `<script>` element: nothing in it can close
+/// the element or open a comment, and it stays valid JavaScript.
+pub fn script_json(value: &impl serde::Serialize) -> String {
+    let json = serde_json::to_string(value).expect("the report data serializes");
+    let mut out = String::with_capacity(json.len() + json.len() / 16);
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text escaped for an HTML element's content or a quoted attribute.
+fn html_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
