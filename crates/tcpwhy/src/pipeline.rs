@@ -151,7 +151,13 @@ pub fn analyze(
                     counts.tcp_segments += 1;
                     let tracked = tracker.process(&segment);
                     if let Some(builder) = &mut builder {
-                        builder.observe(tracked, segment.timestamp_ns, segment.payload_len);
+                        let payload = segment.payload(frame.data);
+                        builder.observe(
+                            tracked,
+                            segment.timestamp_ns,
+                            segment.payload_len,
+                            payload,
+                        );
                     }
                     if let Some(timeline) = &mut timeline {
                         count_segment(timeline, &segment);

@@ -5,9 +5,10 @@
 //! server's data up to the client's next request. Each gets its timing
 //! (request, server think time, response transfer, client think time), its
 //! bytes and packets each way, the retransmissions inside it, and a signature
-//! stable across repeats (`blk[127]-blk[3xxx]`). Naming requests from their
-//! payload (HTTP, TLS) is not done here yet.
+//! stable across repeats (`blk[127]-blk[3xxx]`). Where the payload is
+//! captured, HTTP and TLS transactions are also named from it (see [`name`]).
 
+pub mod name;
 mod signature;
 mod stats;
 
@@ -15,7 +16,7 @@ use serde::Serialize;
 use tcp::{Direction, Tracked};
 
 pub use signature::size_bucket;
-pub use stats::{by_signature, SignatureStats};
+pub use stats::{by_name, by_signature, Durations, NameStats, SignatureStats};
 
 /// One request and its response on one connection.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,7 +52,7 @@ fn ms(from_ns: i64, to_ns: i64) -> f64 {
 }
 
 /// A transaction still being assembled.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Open {
     index: u32,
     request_start_ns: i64,
@@ -62,6 +63,8 @@ struct Open {
     request_packets: u64,
     response_packets: u64,
     retransmissions: u64,
+    request_name: Option<String>,
+    response_name: Option<String>,
 }
 
 impl Open {
@@ -76,6 +79,8 @@ impl Open {
             request_packets: 0,
             response_packets: 0,
             retransmissions: 0,
+            request_name: None,
+            response_name: None,
         }
     }
 
@@ -85,7 +90,7 @@ impl Open {
             connection,
             index: self.index,
             signature: signature::of(self.request_bytes, self.response_bytes),
-            name: None,
+            name: name::of_transaction(self.request_name.as_deref(), self.response_name.as_deref()),
             request_start_ns: self.request_start_ns,
             request_end_ns: self.request_end_ns,
             response_start_ns: self.response.map(|(start, _)| start),
@@ -128,7 +133,15 @@ impl Builder {
     }
 
     /// Takes one segment with payload; segments without payload change nothing.
-    pub fn observe(&mut self, tracked: Tracked, timestamp_ns: i64, payload_len: u32) {
+    /// `payload` is its captured start (possibly empty), read only for the
+    /// first segment of a request or response to name it.
+    pub fn observe(
+        &mut self,
+        tracked: Tracked,
+        timestamp_ns: i64,
+        payload_len: u32,
+        payload: &[u8],
+    ) {
         if payload_len == 0 {
             return;
         }
@@ -136,7 +149,10 @@ impl Builder {
         let bytes = u64::from(payload_len);
         match tracked.direction {
             Direction::ClientToServer => {
-                let answered = turns.open.is_some_and(|open| open.response.is_some());
+                let answered = turns
+                    .open
+                    .as_ref()
+                    .is_some_and(|open| open.response.is_some());
                 if answered && !tracked.resent {
                     let finished = turns.open.take().expect("an open transaction");
                     self.done
@@ -144,7 +160,9 @@ impl Builder {
                 }
                 let open = turns.open.get_or_insert_with(|| {
                     turns.count += 1;
-                    Open::new(turns.count, timestamp_ns)
+                    let mut open = Open::new(turns.count, timestamp_ns);
+                    open.request_name = name::of_request(payload);
+                    open
                 });
                 open.request_packets += 1;
                 open.request_bytes += bytes;
@@ -161,6 +179,9 @@ impl Builder {
                 open.response_packets += 1;
                 open.response_bytes += bytes;
                 open.retransmissions += u64::from(tracked.resent);
+                if open.response.is_none() {
+                    open.response_name = name::of_response(payload);
+                }
                 let (start, end) = open.response.get_or_insert((timestamp_ns, timestamp_ns));
                 if !tracked.resent {
                     *start = (*start).min(timestamp_ns);

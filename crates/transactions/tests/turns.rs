@@ -13,6 +13,7 @@ fn transactions_of(trace: &Trace) -> Vec<Transaction> {
             tracker.process(&segment),
             segment.timestamp_ns,
             segment.payload_len,
+            segment.payload(frame.data),
         );
     }
     builder.finish()
@@ -78,9 +79,10 @@ fn statistics_per_signature_give_percentiles() {
     assert_eq!(stats.len(), 1);
     let row = &stats[0];
     assert_eq!(
-        (row.signature.as_str(), row.count),
+        (row.signature.as_str(), row.durations.count),
         ("blk[40]-blk[900]", 10)
     );
-    assert_eq!((row.min_ms, row.max_ms, row.mean_ms), (1.0, 10.0, 5.5));
-    assert_eq!((row.p50_ms, row.p90_ms), (6.0, 9.0));
+    let d = &row.durations;
+    assert_eq!((d.min_ms, d.max_ms, d.mean_ms), (1.0, 10.0, 5.5));
+    assert_eq!((d.p50_ms, d.p90_ms), (6.0, 9.0));
 }

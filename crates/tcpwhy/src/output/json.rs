@@ -74,6 +74,9 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     for signature in transactions::by_signature(&analysis.transactions) {
         line(out, "signature", &signature)?;
     }
+    for name in transactions::by_name(&analysis.transactions) {
+        line(out, "name", &name)?;
+    }
     end(out, analysis)
 }
 
