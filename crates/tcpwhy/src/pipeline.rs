@@ -179,7 +179,9 @@ pub fn analyze(
     let (frames, error) = reading.join().expect("reader thread panicked");
     counts.frames = frames;
     let connections = tracker.finish();
-    let transactions = builder.map(Builder::finish).unwrap_or_default();
+    let transactions = builder
+        .map(|builder| builder.finish(&connections))
+        .unwrap_or_default();
     let ticks = match &mut timeline {
         Some(timeline) => {
             count_ends(timeline, &connections, &transactions);

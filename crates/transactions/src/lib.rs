@@ -8,12 +8,16 @@
 //! stable across repeats (`blk[127]-blk[3xxx]`). Where the payload is
 //! captured, HTTP and TLS transactions are also named from it (see [`name`]).
 
+mod latency;
 pub mod name;
 mod signature;
 mod stats;
 
 use serde::Serialize;
-use tcp::{Direction, Tracked};
+use tcp::{ConnectionSummary, Direction, Tracked};
+
+use latency::Silences;
+pub use latency::{by_connection, ConnectionLatency, Latency};
 
 pub use signature::size_bucket;
 pub use stats::{by_name, by_signature, Durations, NameStats, SignatureStats};
@@ -45,6 +49,8 @@ pub struct Transaction {
     pub request_packets: u64,
     pub response_packets: u64,
     pub retransmissions: u64,
+    /// Where the time went: network, server, client, TCP's own waits.
+    pub latency: Latency,
 }
 
 fn ms(from_ns: i64, to_ns: i64) -> f64 {
@@ -65,6 +71,7 @@ struct Open {
     retransmissions: u64,
     request_name: Option<String>,
     response_name: Option<String>,
+    silences: Silences,
 }
 
 impl Open {
@@ -81,12 +88,14 @@ impl Open {
             retransmissions: 0,
             request_name: None,
             response_name: None,
+            silences: Silences::default(),
         }
     }
 
-    fn close(self, connection: u64, next_request_ns: Option<i64>) -> Transaction {
+    /// The finished transaction, and the silences for its latency split.
+    fn close(self, connection: u64, next_request_ns: Option<i64>) -> (Transaction, Silences) {
         let end_ns = self.response.map_or(self.request_end_ns, |(_, end)| end);
-        Transaction {
+        let transaction = Transaction {
             connection,
             index: self.index,
             signature: signature::of(self.request_bytes, self.response_bytes),
@@ -110,7 +119,9 @@ impl Open {
             request_packets: self.request_packets,
             response_packets: self.response_packets,
             retransmissions: self.retransmissions,
-        }
+            latency: Latency::default(),
+        };
+        (transaction, self.silences)
     }
 }
 
@@ -124,7 +135,7 @@ struct ConnectionTurns {
 #[derive(Debug, Default)]
 pub struct Builder {
     connections: rustc_hash::FxHashMap<u64, ConnectionTurns>,
-    done: Vec<Transaction>,
+    done: Vec<(Transaction, Silences)>,
 }
 
 impl Builder {
@@ -164,6 +175,16 @@ impl Builder {
                     open.request_name = name::of_request(payload);
                     open
                 });
+                let pause_ms = ms(open.request_end_ns, timestamp_ns).max(0.0);
+                if tracked.resent {
+                    open.silences.resend_wait_ms += pause_ms;
+                    let late = &mut open.silences.request_completed_late_ms;
+                    *late = late.max(pause_ms);
+                } else {
+                    if pause_ms >= latency::PAUSE_MS {
+                        open.silences.request_pauses_ms += pause_ms;
+                    }
+                }
                 open.request_packets += 1;
                 open.request_bytes += bytes;
                 open.retransmissions += u64::from(tracked.resent);
@@ -183,6 +204,14 @@ impl Builder {
                     open.response_name = name::of_response(payload);
                 }
                 let (start, end) = open.response.get_or_insert((timestamp_ns, timestamp_ns));
+                let pause_ms = ms(*end, timestamp_ns).max(0.0);
+                if tracked.resent {
+                    open.silences.resend_wait_ms += pause_ms;
+                } else {
+                    if pause_ms >= latency::PAUSE_MS {
+                        open.silences.response_pauses_ms += pause_ms;
+                    }
+                }
                 if !tracked.resent {
                     *start = (*start).min(timestamp_ns);
                     *end = (*end).max(timestamp_ns);
@@ -191,15 +220,25 @@ impl Builder {
         }
     }
 
-    /// Every transaction, in the order each began.
-    pub fn finish(mut self) -> Vec<Transaction> {
+    /// Every transaction, in the order each began, with its latency split
+    /// by the figures of its connection.
+    pub fn finish(mut self, connections: &[ConnectionSummary]) -> Vec<Transaction> {
         for (connection, turns) in self.connections.drain() {
             if let Some(open) = turns.open {
                 self.done.push(open.close(connection, None));
             }
         }
-        self.done
-            .sort_by_key(|t| (t.request_start_ns, t.connection, t.index));
-        self.done
+        let by_id: rustc_hash::FxHashMap<u64, &ConnectionSummary> =
+            connections.iter().map(|c| (c.id, c)).collect();
+        let mut done: Vec<Transaction> = self
+            .done
+            .into_iter()
+            .map(|(mut t, silences)| {
+                t.latency = latency::split(&t, &silences, by_id.get(&t.connection).copied());
+                t
+            })
+            .collect();
+        done.sort_by_key(|t| (t.request_start_ns, t.connection, t.index));
+        done
     }
 }

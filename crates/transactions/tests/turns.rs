@@ -16,7 +16,7 @@ fn transactions_of(trace: &Trace) -> Vec<Transaction> {
             segment.payload(frame.data),
         );
     }
-    builder.finish()
+    builder.finish(&tracker.finish())
 }
 
 #[test]
@@ -63,6 +63,23 @@ fn a_resent_request_segment_counts_as_a_retransmission_not_a_new_request() {
     assert_eq!(transactions[0].retransmissions, 1);
     assert_eq!(transactions[0].request_bytes, 200);
     assert_eq!(transactions[0].server_think_ms, Some(302.0));
+}
+
+#[test]
+fn a_request_resent_after_a_timeout_spends_its_time_in_tcp_not_in_the_server() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    let seq = conn.send(&mut trace, Side::Client, 10.0, 100);
+    conn.send_at(&mut trace, Side::Client, 310.0, seq, 100);
+    conn.send(&mut trace, Side::Server, 331.0, 50);
+    conn.send(&mut trace, Side::Client, 341.0, 100);
+    let latency = transactions_of(&trace)[0].latency;
+    assert_eq!(latency.tcp_wait_ms, 300.0);
+    // Think time from the resend to the answer, less the 1 ms round trip to the server.
+    assert_eq!(latency.server_ms, 20.0);
+    assert_eq!(latency.network_ms, 1.0);
+    assert_eq!(latency.client_ms, 10.0);
 }
 
 #[test]

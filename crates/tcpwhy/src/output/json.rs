@@ -77,6 +77,9 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     for name in transactions::by_name(&analysis.transactions) {
         line(out, "name", &name)?;
     }
+    for connection in transactions::by_connection(&analysis.transactions) {
+        line(out, "connection_latency", &connection)?;
+    }
     end(out, analysis)
 }
 

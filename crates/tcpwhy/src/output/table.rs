@@ -156,12 +156,31 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
             t.name.as_deref().unwrap_or("")
         )?;
     }
+    where_the_time_goes(out, &analysis.transactions)?;
     footer(
         out,
         analysis,
         analysis.transactions.len() as u64,
         "transactions",
     )
+}
+
+/// One line: all transaction time by where it went.
+fn where_the_time_goes(
+    out: &mut impl Write,
+    transactions: &[transactions::Transaction],
+) -> io::Result<()> {
+    let mut sum = transactions::Latency::default();
+    for t in transactions {
+        sum.add(&t.latency);
+    }
+    let total = sum.total_ms().max(f64::MIN_POSITIVE);
+    let parts: Vec<String> = sum
+        .parts()
+        .iter()
+        .map(|(part, ms)| format!("{part} {ms:.1} ms ({:.0}%)", 100.0 * ms / total))
+        .collect();
+    writeln!(out, "\nwhere the time goes: {}", parts.join(", "))
 }
 
 fn durations_row(
