@@ -78,3 +78,26 @@ fn the_stall_and_think_figures_match_what_the_lab_measured() {
         );
     }
 }
+
+#[test]
+fn the_latency_split_names_the_part_each_cause_lives_in_and_ranks_below_it() {
+    for (stem, part) in [
+        ("server_think_time", "server"),
+        ("nagle_delayed_ack", "TCP waits"),
+        ("delayed_ack", "TCP waits"),
+        ("zero_window", "TCP waits"),
+        ("chatty_high_rtt", "network"),
+    ] {
+        let found = findings(stem);
+        let split = found
+            .iter()
+            .find(|f| f["kind"] == "latency_split")
+            .unwrap_or_else(|| panic!("{stem}: no latency split"));
+        let title = split["title"].as_str().unwrap();
+        assert!(
+            title.starts_with(&format!("Where the latency sits: {part} dominates")),
+            "{stem}: {title}"
+        );
+        assert_eq!(split["severity"], "info", "{stem}: a summary, not a cause");
+    }
+}

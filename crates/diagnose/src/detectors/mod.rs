@@ -3,6 +3,7 @@
 
 mod chattiness;
 mod delayed_ack;
+mod latency;
 mod loss;
 mod server;
 mod setup;
@@ -15,7 +16,7 @@ use crate::{Finding, Inputs, Severity};
 use delayed_ack::Side;
 
 pub fn run(inputs: &Inputs) -> Vec<Finding> {
-    [
+    let mut findings: Vec<Finding> = [
         setup::setup_failures(inputs),
         server::server_think_time(inputs),
         delayed_ack::split_message(inputs, Side::Client),
@@ -29,7 +30,19 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
     ]
     .into_iter()
     .flatten()
-    .collect()
+    .collect();
+    if let Some(saturation) = server::saturation(inputs) {
+        // Queueing is the part of the think time that saturation explains.
+        for think in findings
+            .iter_mut()
+            .filter(|f| f.kind == "server_think_time")
+        {
+            think.cost_ms = (think.cost_ms - saturation.cost_ms).max(0.0);
+        }
+        findings.push(saturation);
+    }
+    findings.extend(latency::latency_split(inputs, findings.is_empty()));
+    findings
 }
 
 pub(crate) fn finding(kind: &'static str, title: String, cost_ms: f64) -> Finding {
