@@ -14,6 +14,7 @@ mod evidence;
 
 use serde::Serialize;
 use tcp::ConnectionSummary;
+use timeline::Tick;
 use transactions::Transaction;
 
 pub use evidence::Evidence;
@@ -75,6 +76,8 @@ pub struct Inputs<'a> {
     pub connections: &'a [ConnectionSummary],
     pub transactions: &'a [Transaction],
     pub evidence: &'a Evidence,
+    /// The capture's per-tick series (retransmissions, throughput, connections).
+    pub ticks: &'a [Tick],
 }
 
 impl Inputs<'_> {

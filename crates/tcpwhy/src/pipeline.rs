@@ -140,9 +140,10 @@ pub fn analyze(
     let wants_transactions = stages.transactions || stages.timeline.is_some() || stages.diagnose;
     let mut builder = wants_transactions.then(Builder::new);
     let mut evidence = stages.diagnose.then(Evidence::default);
-    let mut timeline = stages
-        .timeline
-        .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick));
+    // Diagnosis reads the series too (loss and failures against load).
+    let timeline_tick = stages.timeline.or(stages.diagnose.then_some(None));
+    let mut timeline =
+        timeline_tick.map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick));
     let mut counts = Counts::default();
     for batch in receiver {
         for frame in batch.frames() {
@@ -194,6 +195,7 @@ pub fn analyze(
             connections: &connections,
             transactions: &transactions,
             evidence: &evidence,
+            ticks: &ticks,
         })
     });
     Ok(Analysis {

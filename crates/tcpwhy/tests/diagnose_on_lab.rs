@@ -101,3 +101,43 @@ fn the_latency_split_names_the_part_each_cause_lives_in_and_ranks_below_it() {
         assert_eq!(split["severity"], "info", "{stem}: a summary, not a cause");
     }
 }
+
+/// The number after `before` in `text`.
+fn figure_after(text: &str, before: &str) -> f64 {
+    let rest = text
+        .split(before)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no '{before}' in: {text}"));
+    let number: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    number.parse().unwrap()
+}
+
+#[test]
+fn loss_in_bursts_gives_their_number_and_period() {
+    let stem = "loss_bursts_downstream";
+    let expect = &common::manifest(stem)["expect"];
+    let top = &findings(stem)[0];
+    let title = top["title"].as_str().unwrap();
+    let bursts = figure_after(title, " in ");
+    let period = figure_after(title, " bursts every ");
+    assert_eq!(bursts, expect["bursts"].as_f64().unwrap(), "{title}");
+    let measured = expect["burst_period_s"].as_f64().unwrap();
+    assert!((period - measured).abs() <= 0.1 * measured, "{title}");
+    let resent = figure_after(title, "Packet loss: ");
+    assert!(
+        resent >= expect["retransmissions_min"].as_f64().unwrap(),
+        "{title}"
+    );
+}
+
+#[test]
+fn loss_spread_out_names_no_bursts_and_fast_resends_no_timeouts() {
+    for stem in ["loss_upstream-server", "loss_upstream-client"] {
+        let title = findings(stem)[0]["title"].as_str().unwrap().to_string();
+        assert!(!title.contains("bursts"), "{stem}: {title}");
+        assert!(!title.contains("timeout"), "{stem}: {title}");
+    }
+}

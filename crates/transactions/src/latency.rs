@@ -3,8 +3,8 @@
 //!
 //! Everything is measured at the capture point. The server's share is its
 //! think time less the round trip to it; TCP's waits are the silences before
-//! resent segments (retransmission timeouts, or a round trip for a fast
-//! retransmission), a small message whose transfer sits in the delayed-ACK
+//! resent segments, each from the message's previous segment (a
+//! retransmission timeout, or about a round trip for a fast retransmission), a small message whose transfer sits in the delayed-ACK
 //! band, and the pauses of a transfer whose receiver advertised a zero
 //! window; the network's share is the rest of the transaction (round trips
 //! and transfer). The client's share is its think time before its next
@@ -60,18 +60,60 @@ impl Latency {
     }
 }
 
+/// A resend after a silence this long waited for a retransmission timeout
+/// (Linux's shortest is 200 ms, Windows' 300 ms).
+pub const TIMEOUT_MIN_MS: f64 = 200.0;
+
+/// Which message of a transaction a segment belongs to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Message {
+    Request,
+    Response,
+}
+
 /// Silences measured while a transaction was assembled, in milliseconds.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Silences {
-    /// Before segments that were sent again, from the message's latest new segment.
+    /// Before segments that were sent again, each from the message's previous segment.
     pub resend_wait_ms: f64,
-    /// Pauses of at least [`PAUSE_MS`] between new segments of the request,
+    /// Resends after a silence of [`TIMEOUT_MIN_MS`] or more, and those silences.
+    pub timeout_resends: u64,
+    pub timeout_wait_ms: f64,
+    /// Pauses of at least [`PAUSE_MS`] before new segments of the request,
     /// and of the response, summed.
     pub request_pauses_ms: f64,
     pub response_pauses_ms: f64,
     /// How long after the request's latest new segment a piece of it was sent
     /// again: the server had the whole request only then.
     pub request_completed_late_ms: f64,
+    last_request_ns: Option<i64>,
+    last_response_ns: Option<i64>,
+}
+
+impl Silences {
+    /// Notes a segment of `message` at `at_ns`, measuring the silence before it.
+    pub fn segment(&mut self, message: Message, at_ns: i64, resent: bool) {
+        let last = match message {
+            Message::Request => &mut self.last_request_ns,
+            Message::Response => &mut self.last_response_ns,
+        };
+        let pause_ms = last
+            .map_or(0.0, |last| (at_ns - last) as f64 / 1e6)
+            .max(0.0);
+        *last = Some(last.map_or(at_ns, |last| last.max(at_ns)));
+        if resent {
+            self.resend_wait_ms += pause_ms;
+            if pause_ms >= TIMEOUT_MIN_MS {
+                self.timeout_resends += 1;
+                self.timeout_wait_ms += pause_ms;
+            }
+        } else if pause_ms >= PAUSE_MS {
+            match message {
+                Message::Request => self.request_pauses_ms += pause_ms,
+                Message::Response => self.response_pauses_ms += pause_ms,
+            }
+        }
+    }
 }
 
 /// Splits a transaction's time, given its connection (when known).

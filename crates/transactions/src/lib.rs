@@ -16,8 +16,8 @@ mod stats;
 use serde::Serialize;
 use tcp::{ConnectionSummary, Direction, Tracked};
 
-use latency::Silences;
-pub use latency::{by_connection, ConnectionLatency, Latency};
+pub use latency::{by_connection, ConnectionLatency, Latency, TIMEOUT_MIN_MS};
+use latency::{Message, Silences};
 
 pub use signature::size_bucket;
 pub use stats::{by_name, by_signature, Durations, NameStats, SignatureStats};
@@ -49,6 +49,10 @@ pub struct Transaction {
     pub request_packets: u64,
     pub response_packets: u64,
     pub retransmissions: u64,
+    /// Segments resent after a silence of 200 ms or more (a retransmission
+    /// timeout), and the time those silences took.
+    pub timeout_resends: u64,
+    pub timeout_wait_ms: f64,
     /// Where the time went: network, server, client, TCP's own waits.
     pub latency: Latency,
 }
@@ -119,6 +123,8 @@ impl Open {
             request_packets: self.request_packets,
             response_packets: self.response_packets,
             retransmissions: self.retransmissions,
+            timeout_resends: self.silences.timeout_resends,
+            timeout_wait_ms: self.silences.timeout_wait_ms,
             latency: Latency::default(),
         };
         (transaction, self.silences)
@@ -175,15 +181,11 @@ impl Builder {
                     open.request_name = name::of_request(payload);
                     open
                 });
-                let pause_ms = ms(open.request_end_ns, timestamp_ns).max(0.0);
+                open.silences
+                    .segment(Message::Request, timestamp_ns, tracked.resent);
                 if tracked.resent {
-                    open.silences.resend_wait_ms += pause_ms;
                     let late = &mut open.silences.request_completed_late_ms;
-                    *late = late.max(pause_ms);
-                } else {
-                    if pause_ms >= latency::PAUSE_MS {
-                        open.silences.request_pauses_ms += pause_ms;
-                    }
+                    *late = late.max(ms(open.request_end_ns, timestamp_ns));
                 }
                 open.request_packets += 1;
                 open.request_bytes += bytes;
@@ -204,14 +206,8 @@ impl Builder {
                     open.response_name = name::of_response(payload);
                 }
                 let (start, end) = open.response.get_or_insert((timestamp_ns, timestamp_ns));
-                let pause_ms = ms(*end, timestamp_ns).max(0.0);
-                if tracked.resent {
-                    open.silences.resend_wait_ms += pause_ms;
-                } else {
-                    if pause_ms >= latency::PAUSE_MS {
-                        open.silences.response_pauses_ms += pause_ms;
-                    }
-                }
+                open.silences
+                    .segment(Message::Response, timestamp_ns, tracked.resent);
                 if !tracked.resent {
                     *start = (*start).min(timestamp_ns);
                     *end = (*end).max(timestamp_ns);

@@ -74,7 +74,12 @@ fn a_request_resent_after_a_timeout_spends_its_time_in_tcp_not_in_the_server() {
     conn.send_at(&mut trace, Side::Client, 310.0, seq, 100);
     conn.send(&mut trace, Side::Server, 331.0, 50);
     conn.send(&mut trace, Side::Client, 341.0, 100);
-    let latency = transactions_of(&trace)[0].latency;
+    let transaction = &transactions_of(&trace)[0];
+    assert_eq!(
+        (transaction.timeout_resends, transaction.timeout_wait_ms),
+        (1, 300.0)
+    );
+    let latency = transaction.latency;
     assert_eq!(latency.tcp_wait_ms, 300.0);
     // Think time from the resend to the answer, less the 1 ms round trip to the server.
     assert_eq!(latency.server_ms, 20.0);
