@@ -141,3 +141,49 @@ fn loss_spread_out_names_no_bursts_and_fast_resends_no_timeouts() {
         assert!(!title.contains("timeout"), "{stem}: {title}");
     }
 }
+
+#[test]
+fn setup_failures_give_the_retry_times_the_unanswered_and_the_load() {
+    let expect = &common::manifest("syn_drops")["expect"];
+    let top = &findings("syn_drops")[0];
+    let title = top["title"].as_str().unwrap();
+    let offsets: Vec<f64> = title
+        .split("(after ")
+        .nth(1)
+        .and_then(|rest| rest.split(" s)").next())
+        .unwrap()
+        .split(", ")
+        .map(|offset| offset.parse().unwrap())
+        .collect();
+    let measured: Vec<f64> = expect["syn_retry_after_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_f64().unwrap())
+        .collect();
+    assert_eq!(offsets.len(), measured.len(), "{title}");
+    for (found, measured) in offsets.iter().zip(&measured) {
+        assert!((found - measured).abs() <= 0.5, "{title}");
+    }
+    let unanswered = expect["unanswered_connections"].as_f64().unwrap();
+    assert_eq!(figure_after(title, "; "), unanswered, "{title}");
+    assert!(
+        title.contains("attempts never answered; rising with load"),
+        "{title}"
+    );
+}
+
+#[test]
+fn setup_titles_leave_out_what_did_not_happen() {
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap");
+    let found = common::objects("diagnose", &demo, "finding");
+    let setup = found
+        .iter()
+        .find(|f| f["kind"] == "connection_setup_failure")
+        .expect("the demo's SYN retries");
+    let title = setup["title"].as_str().unwrap();
+    assert!(
+        !title.contains("; 0 ") && !title.contains(" 0 refused"),
+        "{title}"
+    );
+}

@@ -9,6 +9,7 @@ enum Step {
     Handshake,
     Request,
     Response,
+    ServerReset,
 }
 
 /// Writes the trace of `steps` (time in ms, connection, step) to a temporary pcap.
@@ -29,6 +30,7 @@ fn write_trace(name: &str, mut steps: Vec<(f64, usize, Step)>) -> std::path::Pat
             Step::Response => {
                 conversation.send(&mut trace, Side::Server, at, 500);
             }
+            Step::ServerReset => conversation.rst(&mut trace, Side::Server, at),
         }
     }
     let path = std::env::temp_dir().join(format!("tcpwhy-{name}-{}.pcap", std::process::id()));
@@ -88,4 +90,31 @@ fn a_server_within_its_capacity_is_not_found_saturated() {
         findings.iter().all(|f| f["kind"] != "server_saturation"),
         "{findings:#?}"
     );
+}
+
+/// A load test: 33 requests answered in 5 ms, 11 others left waiting until
+/// something on the way resets them 60 s later.
+#[test]
+fn connections_reset_unanswered_after_a_minute_are_a_setup_failure() {
+    let mut steps = Vec::new();
+    for c in 0..44 {
+        let at = c as f64 * 100.0;
+        steps.push((at, c, Step::Handshake));
+        steps.push((at + 2.0, c, Step::Request));
+        if c % 4 == 1 {
+            steps.push((at + 60_002.0, c, Step::ServerReset));
+        } else {
+            steps.push((at + 7.0, c, Step::Response));
+        }
+    }
+    let capture = write_trace("reset-after-a-minute", steps);
+    let findings = common::objects("diagnose", &capture, "finding");
+    std::fs::remove_file(&capture).unwrap();
+    let top = &findings[0];
+    assert_eq!(top["kind"], "connection_setup_failure", "{findings:#?}");
+    assert_eq!(
+        top["title"], "11 connections reset after 60 s without an answer",
+        "{findings:#?}"
+    );
+    assert_eq!(top["connections"], 11);
 }
