@@ -56,7 +56,8 @@ pub fn packet_loss(inputs: &Inputs) -> Option<Finding> {
     let mut found = finding(
         "packet_loss",
         format!(
-            "Packet loss: {resent} segments resent ({:.1}% of {packets}){}{}, lost {location}",
+            "Packet loss: {resent} {} resent ({:.1}% of {packets}){}{}, lost {location}",
+            if resent == 1 { "segment" } else { "segments" },
             100.0 * resent as f64 / packets.max(1) as f64,
             bursts.as_ref().map_or(String::new(), Bursts::phrase),
             if timeouts > 0 {

@@ -49,10 +49,11 @@ pub fn setup_failures(inputs: &Inputs) -> Option<Finding> {
             .filter(move |(_, t)| *t == kind)
             .map(|(c, _)| *c)
     };
+    // A refused attempt sent again was answered each time: it did not wait for retries.
     let retried: Vec<&ConnectionSummary> = troubled
         .iter()
+        .filter(|(c, t)| *t != Trouble::Refused && !c.handshake.syn_retries_ns.is_empty())
         .map(|(c, _)| *c)
-        .filter(|c| !c.handshake.syn_retries_ns.is_empty())
         .collect();
     let resets: Vec<f64> = of(Trouble::ResetUnanswered)
         .map(|c| c.duration_ms)
@@ -68,8 +69,8 @@ pub fn setup_failures(inputs: &Inputs) -> Option<Finding> {
     let mut clauses = Vec::new();
     if let Some(c) = most_retried {
         clauses.push(format!(
-            "{} connection attempts waited for SYN retries (after {} s)",
-            retried.len(),
+            "{} waited for SYN retries (after {} s)",
+            counted(retried.len(), "connection attempt"),
             retry_offsets(c)
         ));
     }
@@ -77,16 +78,15 @@ pub fn setup_failures(inputs: &Inputs) -> Option<Finding> {
         (Trouble::Unanswered, "never answered"),
         (Trouble::Refused, "refused"),
     ] {
-        match of(kind).count() {
-            0 => {}
-            1 => clauses.push(format!("1 attempt {words}")),
-            count => clauses.push(format!("{count} attempts {words}")),
+        let count = of(kind).count();
+        if count > 0 {
+            clauses.push(format!("{} {words}", counted(count, "attempt")));
         }
     }
     if !resets.is_empty() {
         clauses.push(format!(
-            "{} connections reset after {:.0} s without an answer",
-            resets.len(),
+            "{} reset after {:.0} s without an answer",
+            counted(resets.len(), "connection"),
             median(resets.clone()) / 1e3
         ));
     }
@@ -154,8 +154,9 @@ fn explanation(
     }
     if refused > 0 {
         text += &format!(
-            " {refused} attempt(s) refused with a reset: nothing listened on the port, or a \
-             firewall rejected them."
+            " {} refused with a reset: nothing listened on the port, or a firewall \
+             rejected it.",
+            counted(refused, "attempt")
         );
     }
     if !resets.is_empty() {
@@ -186,11 +187,20 @@ struct Load {
 }
 
 /// Failure rates of attempts made with at least as many connections open as
-/// at the first failure, against those made with fewer: rising with load
-/// when none of a few quiet attempts failed and most busy ones did.
+/// at the first failure, against those made with fewer, on the server that
+/// failed most: rising with load when none of a few quiet attempts failed
+/// and most busy ones did. (A server that never answers fails at any load.)
 fn failures_against_load(connections: &[ConnectionSummary]) -> Option<Load> {
+    let mut failures: std::collections::HashMap<&str, usize> = Default::default();
+    for c in connections.iter().filter(|c| trouble(c).is_some()) {
+        *failures.entry(c.server.as_str()).or_default() += 1;
+    }
+    let (server, _) = failures
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
     let attempts: Vec<(&ConnectionSummary, i64)> = connections
         .iter()
+        .filter(|c| c.server == server)
         .filter_map(|c| Some((c, c.handshake.syn_ns?)))
         .collect();
     if attempts.len() < LOAD_ATTEMPTS {
@@ -227,6 +237,14 @@ fn failures_against_load(connections: &[ConnectionSummary]) -> Option<Load> {
     })
 }
 
+/// `1 attempt`, `4 attempts`.
+fn counted(count: usize, noun: &str) -> String {
+    match count {
+        1 => format!("1 {noun}"),
+        _ => format!("{count} {noun}s"),
+    }
+}
+
 /// SYN to SYN-ACK for an answered connection; first to last packet otherwise.
 fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
     let handshake = &connection.handshake;
@@ -235,14 +253,14 @@ fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
     (end - syn) as f64 / 1e6
 }
 
-/// When each SYN was sent again, in seconds after the first: `1, 3, 7`.
+/// When each SYN was sent again, in seconds after the first: `1.0, 3.0, 7.1`.
 fn retry_offsets(connection: &ConnectionSummary) -> String {
     let syn = connection.handshake.syn_ns.unwrap_or(connection.first_ns);
     let offsets: Vec<String> = connection
         .handshake
         .syn_retries_ns
         .iter()
-        .map(|at| format!("{:.0}", (at - syn) as f64 / 1e9))
+        .map(|at| format!("{:.1}", (at - syn) as f64 / 1e9))
         .collect();
     offsets.join(", ")
 }
