@@ -209,10 +209,14 @@ pub fn analyze(
 }
 
 fn count_segment(timeline: &mut Timeline, segment: &decode::Segment) {
-    let at = segment.timestamp_ns;
-    timeline.add(at, Series::Packets, 1);
-    timeline.add(at, Series::Bytes, u64::from(segment.wire_len));
-    timeline.add(at, Series::PayloadBytes, u64::from(segment.payload_len));
+    timeline.add_all(
+        segment.timestamp_ns,
+        &[
+            (Series::Packets, 1),
+            (Series::Bytes, u64::from(segment.wire_len)),
+            (Series::PayloadBytes, u64::from(segment.payload_len)),
+        ],
+    );
 }
 
 fn count_event(timeline: &mut Timeline, event: &Event) {

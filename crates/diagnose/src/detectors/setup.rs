@@ -206,14 +206,17 @@ fn failures_against_load(connections: &[ConnectionSummary]) -> Option<Load> {
     if attempts.len() < LOAD_ATTEMPTS {
         return None;
     }
+    // Open at a SYN: those begun before it, less those already over.
+    let mut starts: Vec<i64> = attempts.iter().map(|&(_, syn)| syn).collect();
+    let mut ends: Vec<i64> = attempts.iter().map(|&(c, _)| c.last_ns).collect();
+    starts.sort_unstable();
+    ends.sort_unstable();
     let by_load: Vec<(usize, bool)> = attempts
         .iter()
         .map(|&(c, syn)| {
-            let open = attempts
-                .iter()
-                .filter(|&&(other, other_syn)| other_syn < syn && other.last_ns > syn)
-                .count();
-            (open, trouble(c).is_some())
+            let begun = starts.partition_point(|&start| start < syn);
+            let over = ends.partition_point(|&end| end <= syn);
+            (begun.saturating_sub(over), trouble(c).is_some())
         })
         .collect();
     let threshold = by_load
