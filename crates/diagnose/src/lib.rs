@@ -6,8 +6,9 @@
 //! the first is the thing to fix first. A finding whose evidence is indirect
 //! says so in `suspected`. The detectors here cover setup failures, server
 //! think time, Nagle and delayed ACK, receive windows, zero windows, loss,
-//! chattiness, periodic stalls and tiny writes; the rest of the catalogue is
-//! still to come.
+//! chattiness, periodic stalls, tiny writes and server saturation, with a
+//! summary of where the latency sits; the rest of the catalogue is still to
+//! come.
 
 mod detectors;
 mod evidence;

@@ -3,12 +3,14 @@
 //! A generic decoder for any TCP protocol, even on payload-scrubbed captures:
 //! a transaction is the client's data up to the server's reply, and the
 //! server's data up to the client's next request. Each gets its timing
-//! (request, server think time, response transfer, client think time), its
-//! bytes and packets each way, the retransmissions inside it, and a signature
+//! (request, server think time, response transfer, client think time), the
+//! split of that time into network, server, client and TCP's own waits (see
+//! [`latency`]), its bytes and packets each way, the retransmissions inside
+//! it, and a signature
 //! stable across repeats (`blk[127]-blk[3xxx]`). Where the payload is
 //! captured, HTTP and TLS transactions are also named from it (see [`name`]).
 
-mod latency;
+pub mod latency;
 pub mod name;
 mod signature;
 mod stats;
