@@ -4,7 +4,7 @@ use std::net::IpAddr;
 
 use capture::Frame;
 
-use crate::segment::{Endpoint, Flags, Options, Segment, Skip};
+use crate::segment::{CapturedPayload, Endpoint, Flags, Options, Segment, Skip};
 use crate::wire::{
     be16, be32, ethertype, ip_protocol, tcp_option, udp_field, Ethernet, Ipv4, Ipv6, Tcp,
     TcpOptionIter,
@@ -272,6 +272,13 @@ fn tcp(transport: &Transport) -> Result<Segment, Skip> {
         .claimed_len
         .checked_sub(header.header_len())
         .ok_or(Skip::Malformed)?;
+    // Every layer slices a suffix of the frame's bytes, so the payload's
+    // distance from their end locates it in the frame.
+    let after_header = transport.bytes.len().saturating_sub(header.header_len());
+    let captured_payload = CapturedPayload {
+        from_end: after_header as u32,
+        len: after_header.min(payload_len) as u32,
+    };
     Ok(Segment {
         frame: 0,
         timestamp_ns: 0,
@@ -290,6 +297,7 @@ fn tcp(transport: &Transport) -> Result<Segment, Skip> {
         window: header.window(),
         payload_len: u32::try_from(payload_len).map_err(|_| Skip::Malformed)?,
         options: options(header.options()),
+        captured_payload,
     })
 }
 

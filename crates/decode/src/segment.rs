@@ -107,6 +107,28 @@ pub struct Segment {
     /// Payload length from the IP header, so snaplen cuts do not shrink it.
     pub payload_len: u32,
     pub options: Options,
+    /// Where the captured start of the payload lies in the decoded bytes.
+    pub captured_payload: CapturedPayload,
+}
+
+/// The part of a segment's payload present in the bytes it was decoded from:
+/// it starts `from_end` bytes before their end and runs `len` bytes (fewer
+/// than the payload when the snaplen or the decoder's header budget cut it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CapturedPayload {
+    pub from_end: u32,
+    pub len: u32,
+}
+
+impl Segment {
+    /// The captured start of the payload within `frame_bytes`, the bytes this
+    /// segment was decoded from; empty when none was captured.
+    pub fn payload<'a>(&self, frame_bytes: &'a [u8]) -> &'a [u8] {
+        let CapturedPayload { from_end, len } = self.captured_payload;
+        let start = frame_bytes.len().saturating_sub(from_end as usize);
+        let end = start.saturating_add(len as usize).min(frame_bytes.len());
+        &frame_bytes[start..end]
+    }
 }
 
 /// Why a frame yields no TCP segment.

@@ -34,24 +34,25 @@ fn decode_on(link: Link, packet: &Packet, snaplen: usize) -> Result<decode::Segm
     decode(&frame)
 }
 
+const LINKS: [Link; 9] = [
+    Link::Ethernet,
+    Link::Vlan(&[10]),
+    Link::Vlan(&[100, 10]),
+    Link::LinuxSll,
+    Link::LinuxSll2,
+    Link::RawIp,
+    Link::Null,
+    Link::Vxlan,
+    Link::Gre,
+];
+
 #[test]
 fn every_link_type_yields_the_same_segment() {
-    let links = [
-        Link::Ethernet,
-        Link::Vlan(&[10]),
-        Link::Vlan(&[100, 10]),
-        Link::LinuxSll,
-        Link::LinuxSll2,
-        Link::RawIp,
-        Link::Null,
-        Link::Vxlan,
-        Link::Gre,
-    ];
     for packet in [
         sample("10.0.0.1:40000", "10.0.0.2:80"),
         sample("[2001:db8::1]:40000", "[2001:db8::2]:443"),
     ] {
-        for link in links {
+        for link in LINKS {
             let segment = decode_on(link, &packet, usize::MAX)
                 .unwrap_or_else(|skip| panic!("{link:?}: {skip:?}"));
             assert_eq!(segment.src.port, packet.src.port(), "{link:?}");
@@ -122,4 +123,45 @@ fn a_tso_frame_with_zero_ip_length_takes_its_length_from_the_wire() {
         source: 0,
     };
     assert_eq!(decode(&frame).unwrap().payload_len, 1200);
+}
+
+/// Decodes `bytes` as a frame of `link` whose first `kept` bytes were kept.
+fn captured_payload(link: Link, bytes: &[u8], kept: usize) -> Vec<u8> {
+    let data = &bytes[..bytes.len().min(kept)];
+    let frame = Frame {
+        number: 1,
+        timestamp_ns: 0,
+        link_type: link.link_type(),
+        data,
+        original_len: bytes.len() as u32,
+        source: 0,
+    };
+    decode(&frame).unwrap().payload(data).to_vec()
+}
+
+#[test]
+fn the_captured_payload_is_found_under_every_link_cut_and_padding() {
+    let mut packet = sample("10.0.0.1:40000", "10.0.0.2:80");
+    packet.payload_len = 40;
+    for link in LINKS {
+        let mut bytes = link.frame(&packet);
+        let start = bytes.len() - 40;
+        bytes[start..].copy_from_slice(&[b'G'; 40]);
+        assert_eq!(
+            captured_payload(link, &bytes, usize::MAX),
+            [b'G'; 40],
+            "{link:?}"
+        );
+        assert_eq!(
+            captured_payload(link, &bytes, start + 5),
+            [b'G'; 5],
+            "{link:?}"
+        );
+        assert!(captured_payload(link, &bytes, start).is_empty(), "{link:?}");
+    }
+    // Ethernet padding after a short IPv4 packet is not payload.
+    let mut bytes = Link::Ethernet.frame(&packet);
+    bytes.extend_from_slice(&[0xaa; 16]);
+    let payload = captured_payload(Link::Ethernet, &bytes, usize::MAX);
+    assert_eq!(payload.len(), 40);
 }

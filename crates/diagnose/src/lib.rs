@@ -6,9 +6,10 @@
 //! the first is the thing to fix first. A finding whose evidence is indirect
 //! says so in `suspected`. The detectors here cover setup failures, server
 //! think time, Nagle and delayed ACK, receive windows, zero windows, loss,
-//! chattiness, periodic stalls, tiny writes, the link's bandwidth, ports
-//! reused inside TIME_WAIT, queueing for a connection pool, SYN options and
-//! MSS, and MTU black holes.
+//! chattiness, periodic stalls, tiny writes, server saturation, the link's
+//! bandwidth, ports reused inside TIME_WAIT, queueing for a connection pool,
+//! SYN options and MSS, and MTU black holes, with a summary of where the
+//! latency sits.
 
 mod detectors;
 mod evidence;
@@ -17,6 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use tcp::ConnectionSummary;
+use timeline::Tick;
 use transactions::Transaction;
 
 pub use detectors::rate_limits;
@@ -81,6 +83,8 @@ pub struct Inputs<'a> {
     pub connections: &'a [ConnectionSummary],
     pub transactions: &'a [Transaction],
     pub evidence: &'a Evidence,
+    /// The capture's per-tick series (retransmissions, throughput, connections).
+    pub ticks: &'a [Tick],
 }
 
 impl Inputs<'_> {

@@ -151,9 +151,10 @@ pub fn analyze_observed(
     let wants_transactions = stages.transactions || stages.timeline.is_some() || stages.diagnose;
     let mut builder = wants_transactions.then(Builder::new);
     let mut evidence = stages.diagnose.then(Evidence::default);
-    let mut timeline = stages
-        .timeline
-        .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick));
+    // Diagnosis reads the series too (loss and failures against load).
+    let timeline_tick = stages.timeline.or(stages.diagnose.then_some(None));
+    let mut timeline =
+        timeline_tick.map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick));
     let mut counts = Counts::default();
     for batch in receiver {
         for frame in batch.frames() {
@@ -163,7 +164,13 @@ pub fn analyze_observed(
                     let tracked = tracker.process(&segment);
                     on_segment(&segment, tracked);
                     if let Some(builder) = &mut builder {
-                        builder.observe(tracked, segment.timestamp_ns, segment.payload_len);
+                        let payload = segment.payload(frame.data);
+                        builder.observe(
+                            tracked,
+                            segment.timestamp_ns,
+                            segment.payload_len,
+                            payload,
+                        );
                     }
                     if let Some(timeline) = &mut timeline {
                         count_segment(timeline, &segment);
@@ -185,7 +192,9 @@ pub fn analyze_observed(
     let (frames, error) = reading.join().expect("reader thread panicked");
     counts.frames = frames;
     let connections = tracker.finish();
-    let transactions = builder.map(Builder::finish).unwrap_or_default();
+    let transactions = builder
+        .map(|builder| builder.finish(&connections))
+        .unwrap_or_default();
     let ticks = match &mut timeline {
         Some(timeline) => {
             count_ends(timeline, &connections, &transactions);
@@ -198,6 +207,7 @@ pub fn analyze_observed(
             connections: &connections,
             transactions: &transactions,
             evidence: &evidence,
+            ticks: &ticks,
         })
     });
     Ok(Analysis {
@@ -211,10 +221,14 @@ pub fn analyze_observed(
 }
 
 fn count_segment(timeline: &mut Timeline, segment: &decode::Segment) {
-    let at = segment.timestamp_ns;
-    timeline.add(at, Series::Packets, 1);
-    timeline.add(at, Series::Bytes, u64::from(segment.wire_len));
-    timeline.add(at, Series::PayloadBytes, u64::from(segment.payload_len));
+    timeline.add_all(
+        segment.timestamp_ns,
+        &[
+            (Series::Packets, 1),
+            (Series::Bytes, u64::from(segment.wire_len)),
+            (Series::PayloadBytes, u64::from(segment.payload_len)),
+        ],
+    );
 }
 
 fn count_event(timeline: &mut Timeline, event: &Event) {

@@ -206,3 +206,112 @@ fn each_bulk_flow_names_what_limits_its_rate() {
         assert_eq!(limits, expected, "{stem}");
     }
 }
+
+#[test]
+fn the_latency_split_names_the_part_each_cause_lives_in_and_ranks_below_it() {
+    for (stem, part) in [
+        ("server_think_time", "server"),
+        ("nagle_delayed_ack", "TCP waits"),
+        ("delayed_ack", "TCP waits"),
+        ("zero_window", "TCP waits"),
+        ("chatty_high_rtt", "network"),
+    ] {
+        let found = findings(stem);
+        let split = found
+            .iter()
+            .find(|f| f["kind"] == "latency_split")
+            .unwrap_or_else(|| panic!("{stem}: no latency split"));
+        let title = split["title"].as_str().unwrap();
+        assert!(
+            title.starts_with(&format!("Where the latency sits: {part} dominates")),
+            "{stem}: {title}"
+        );
+        assert_eq!(split["severity"], "info", "{stem}: a summary, not a cause");
+    }
+}
+
+/// The number after `before` in `text`.
+fn figure_after(text: &str, before: &str) -> f64 {
+    let rest = text
+        .split(before)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no '{before}' in: {text}"));
+    let number: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    number.parse().unwrap()
+}
+
+#[test]
+fn loss_in_bursts_gives_their_number_and_period() {
+    let stem = "loss_bursts_downstream";
+    let expect = &common::manifest(stem)["expect"];
+    let top = &findings(stem)[0];
+    let title = top["title"].as_str().unwrap();
+    let bursts = figure_after(title, " in ");
+    let period = figure_after(title, " bursts every ");
+    assert_eq!(bursts, expect["bursts"].as_f64().unwrap(), "{title}");
+    let measured = expect["burst_period_s"].as_f64().unwrap();
+    assert!((period - measured).abs() <= 0.1 * measured, "{title}");
+    let resent = figure_after(title, "Packet loss: ");
+    assert!(
+        resent >= expect["retransmissions_min"].as_f64().unwrap(),
+        "{title}"
+    );
+}
+
+#[test]
+fn loss_spread_out_names_no_bursts_and_fast_resends_no_timeouts() {
+    for stem in ["loss_upstream-server", "loss_upstream-client"] {
+        let title = findings(stem)[0]["title"].as_str().unwrap().to_string();
+        assert!(!title.contains("bursts"), "{stem}: {title}");
+        assert!(!title.contains("timeout"), "{stem}: {title}");
+    }
+}
+
+#[test]
+fn setup_failures_give_the_retry_times_the_unanswered_and_the_load() {
+    let expect = &common::manifest("syn_drops")["expect"];
+    let top = &findings("syn_drops")[0];
+    let title = top["title"].as_str().unwrap();
+    let offsets: Vec<f64> = title
+        .split("(after ")
+        .nth(1)
+        .and_then(|rest| rest.split(" s)").next())
+        .unwrap()
+        .split(", ")
+        .map(|offset| offset.parse().unwrap())
+        .collect();
+    let measured: Vec<f64> = expect["syn_retry_after_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_f64().unwrap())
+        .collect();
+    assert_eq!(offsets.len(), measured.len(), "{title}");
+    for (found, measured) in offsets.iter().zip(&measured) {
+        assert!((found - measured).abs() <= 0.5, "{title}");
+    }
+    let unanswered = expect["unanswered_connections"].as_f64().unwrap();
+    assert_eq!(figure_after(title, "; "), unanswered, "{title}");
+    assert!(
+        title.contains("attempts never answered; rising with load"),
+        "{title}"
+    );
+}
+
+#[test]
+fn setup_titles_leave_out_what_did_not_happen() {
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap");
+    let found = common::objects("diagnose", &demo, "finding");
+    let setup = found
+        .iter()
+        .find(|f| f["kind"] == "connection_setup_failure")
+        .expect("the demo's SYN retries");
+    let title = setup["title"].as_str().unwrap();
+    assert!(
+        !title.contains("; 0 ") && !title.contains(" 0 refused"),
+        "{title}"
+    );
+}

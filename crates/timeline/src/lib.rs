@@ -107,6 +107,18 @@ impl Timeline {
 
     /// Adds `amount` to `series` at `at_ns`.
     pub fn add(&mut self, at_ns: i64, series: Series, amount: u64) {
+        self.bin_at(at_ns)[series as usize] += amount;
+    }
+
+    /// Adds each amount to its series at `at_ns`, finding the bin once.
+    pub fn add_all(&mut self, at_ns: i64, amounts: &[(Series, u64)]) {
+        let bin = self.bin_at(at_ns);
+        for &(series, amount) in amounts {
+            bin[series as usize] += amount;
+        }
+    }
+
+    fn bin_at(&mut self, at_ns: i64) -> &mut [u64; SERIES] {
         let origin = *self.origin_ns.get_or_insert(at_ns);
         let offset = (at_ns - origin).max(0);
         let mut index = (offset / self.bin_ns) as usize;
@@ -118,7 +130,7 @@ impl Timeline {
         if self.bins.len() <= index {
             self.bins.resize(index + 1, [0; SERIES]);
         }
-        self.bins[index][series as usize] += amount;
+        &mut self.bins[index]
     }
 
     /// Widens the bins to the next round tick, merging their counts.

@@ -3,19 +3,26 @@
 //! A generic decoder for any TCP protocol, even on payload-scrubbed captures:
 //! a transaction is the client's data up to the server's reply, and the
 //! server's data up to the client's next request. Each gets its timing
-//! (request, server think time, response transfer, client think time), its
-//! bytes and packets each way, the retransmissions inside it, and a signature
-//! stable across repeats (`blk[127]-blk[3xxx]`). Naming requests from their
-//! payload (HTTP, TLS) is not done here yet.
+//! (request, server think time, response transfer, client think time), the
+//! split of that time into network, server, client and TCP's own waits (see
+//! [`latency`]), its bytes and packets each way, the retransmissions inside
+//! it, and a signature
+//! stable across repeats (`blk[127]-blk[3xxx]`). Where the payload is
+//! captured, HTTP and TLS transactions are also named from it (see [`name`]).
 
+pub mod latency;
+pub mod name;
 mod signature;
 mod stats;
 
 use serde::Serialize;
-use tcp::{Direction, Tracked};
+use tcp::{ConnectionSummary, Direction, Tracked};
+
+pub use latency::{by_connection, ConnectionLatency, Latency, TIMEOUT_MIN_MS};
+use latency::{Message, Silences};
 
 pub use signature::size_bucket;
-pub use stats::{by_signature, SignatureStats};
+pub use stats::{by_name, by_signature, Durations, NameStats, SignatureStats};
 
 /// One request and its response on one connection.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -44,6 +51,12 @@ pub struct Transaction {
     pub request_packets: u64,
     pub response_packets: u64,
     pub retransmissions: u64,
+    /// Segments resent after a silence of 200 ms or more (a retransmission
+    /// timeout), and the time those silences took.
+    pub timeout_resends: u64,
+    pub timeout_wait_ms: f64,
+    /// Where the time went: network, server, client, TCP's own waits.
+    pub latency: Latency,
 }
 
 fn ms(from_ns: i64, to_ns: i64) -> f64 {
@@ -51,7 +64,7 @@ fn ms(from_ns: i64, to_ns: i64) -> f64 {
 }
 
 /// A transaction still being assembled.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Open {
     index: u32,
     request_start_ns: i64,
@@ -62,6 +75,9 @@ struct Open {
     request_packets: u64,
     response_packets: u64,
     retransmissions: u64,
+    request_name: Option<String>,
+    response_name: Option<String>,
+    silences: Silences,
 }
 
 impl Open {
@@ -76,16 +92,20 @@ impl Open {
             request_packets: 0,
             response_packets: 0,
             retransmissions: 0,
+            request_name: None,
+            response_name: None,
+            silences: Silences::default(),
         }
     }
 
-    fn close(self, connection: u64, next_request_ns: Option<i64>) -> Transaction {
+    /// The finished transaction, and the silences for its latency split.
+    fn close(self, connection: u64, next_request_ns: Option<i64>) -> (Transaction, Silences) {
         let end_ns = self.response.map_or(self.request_end_ns, |(_, end)| end);
-        Transaction {
+        let transaction = Transaction {
             connection,
             index: self.index,
             signature: signature::of(self.request_bytes, self.response_bytes),
-            name: None,
+            name: name::of_transaction(self.request_name.as_deref(), self.response_name.as_deref()),
             request_start_ns: self.request_start_ns,
             request_end_ns: self.request_end_ns,
             response_start_ns: self.response.map(|(start, _)| start),
@@ -105,7 +125,11 @@ impl Open {
             request_packets: self.request_packets,
             response_packets: self.response_packets,
             retransmissions: self.retransmissions,
-        }
+            timeout_resends: self.silences.timeout_resends,
+            timeout_wait_ms: self.silences.timeout_wait_ms,
+            latency: Latency::default(),
+        };
+        (transaction, self.silences)
     }
 }
 
@@ -119,7 +143,7 @@ struct ConnectionTurns {
 #[derive(Debug, Default)]
 pub struct Builder {
     connections: rustc_hash::FxHashMap<u64, ConnectionTurns>,
-    done: Vec<Transaction>,
+    done: Vec<(Transaction, Silences)>,
 }
 
 impl Builder {
@@ -128,7 +152,15 @@ impl Builder {
     }
 
     /// Takes one segment with payload; segments without payload change nothing.
-    pub fn observe(&mut self, tracked: Tracked, timestamp_ns: i64, payload_len: u32) {
+    /// `payload` is its captured start (possibly empty), read only for the
+    /// first segment of a request or response to name it.
+    pub fn observe(
+        &mut self,
+        tracked: Tracked,
+        timestamp_ns: i64,
+        payload_len: u32,
+        payload: &[u8],
+    ) {
         if payload_len == 0 {
             return;
         }
@@ -136,7 +168,10 @@ impl Builder {
         let bytes = u64::from(payload_len);
         match tracked.direction {
             Direction::ClientToServer => {
-                let answered = turns.open.is_some_and(|open| open.response.is_some());
+                let answered = turns
+                    .open
+                    .as_ref()
+                    .is_some_and(|open| open.response.is_some());
                 if answered && !tracked.resent {
                     let finished = turns.open.take().expect("an open transaction");
                     self.done
@@ -144,8 +179,16 @@ impl Builder {
                 }
                 let open = turns.open.get_or_insert_with(|| {
                     turns.count += 1;
-                    Open::new(turns.count, timestamp_ns)
+                    let mut open = Open::new(turns.count, timestamp_ns);
+                    open.request_name = name::of_request(payload);
+                    open
                 });
+                open.silences
+                    .segment(Message::Request, timestamp_ns, tracked.resent);
+                if tracked.resent {
+                    let late = &mut open.silences.request_completed_late_ms;
+                    *late = late.max(ms(open.request_end_ns, timestamp_ns));
+                }
                 open.request_packets += 1;
                 open.request_bytes += bytes;
                 open.retransmissions += u64::from(tracked.resent);
@@ -161,7 +204,12 @@ impl Builder {
                 open.response_packets += 1;
                 open.response_bytes += bytes;
                 open.retransmissions += u64::from(tracked.resent);
+                if open.response.is_none() {
+                    open.response_name = name::of_response(payload);
+                }
                 let (start, end) = open.response.get_or_insert((timestamp_ns, timestamp_ns));
+                open.silences
+                    .segment(Message::Response, timestamp_ns, tracked.resent);
                 if !tracked.resent {
                     *start = (*start).min(timestamp_ns);
                     *end = (*end).max(timestamp_ns);
@@ -170,15 +218,25 @@ impl Builder {
         }
     }
 
-    /// Every transaction, in the order each began.
-    pub fn finish(mut self) -> Vec<Transaction> {
+    /// Every transaction, in the order each began, with its latency split
+    /// by the figures of its connection.
+    pub fn finish(mut self, connections: &[ConnectionSummary]) -> Vec<Transaction> {
         for (connection, turns) in self.connections.drain() {
             if let Some(open) = turns.open {
                 self.done.push(open.close(connection, None));
             }
         }
-        self.done
-            .sort_by_key(|t| (t.request_start_ns, t.connection, t.index));
-        self.done
+        let by_id: rustc_hash::FxHashMap<u64, &ConnectionSummary> =
+            connections.iter().map(|c| (c.id, c)).collect();
+        let mut done: Vec<Transaction> = self
+            .done
+            .into_iter()
+            .map(|(mut t, silences)| {
+                t.latency = latency::split(&t, &silences, by_id.get(&t.connection).copied());
+                t
+            })
+            .collect();
+        done.sort_by_key(|t| (t.request_start_ns, t.connection, t.index));
+        done
     }
 }

@@ -13,9 +13,10 @@ fn transactions_of(trace: &Trace) -> Vec<Transaction> {
             tracker.process(&segment),
             segment.timestamp_ns,
             segment.payload_len,
+            segment.payload(frame.data),
         );
     }
-    builder.finish()
+    builder.finish(&tracker.finish())
 }
 
 #[test]
@@ -65,6 +66,28 @@ fn a_resent_request_segment_counts_as_a_retransmission_not_a_new_request() {
 }
 
 #[test]
+fn a_request_resent_after_a_timeout_spends_its_time_in_tcp_not_in_the_server() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    let seq = conn.send(&mut trace, Side::Client, 10.0, 100);
+    conn.send_at(&mut trace, Side::Client, 310.0, seq, 100);
+    conn.send(&mut trace, Side::Server, 331.0, 50);
+    conn.send(&mut trace, Side::Client, 341.0, 100);
+    let transaction = &transactions_of(&trace)[0];
+    assert_eq!(
+        (transaction.timeout_resends, transaction.timeout_wait_ms),
+        (1, 300.0)
+    );
+    let latency = transaction.latency;
+    assert_eq!(latency.tcp_wait_ms, 300.0);
+    // Think time from the resend to the answer, less the 1 ms round trip to the server.
+    assert_eq!(latency.server_ms, 20.0);
+    assert_eq!(latency.network_ms, 1.0);
+    assert_eq!(latency.client_ms, 10.0);
+}
+
+#[test]
 fn statistics_per_signature_give_percentiles() {
     let mut trace = Trace::ethernet();
     let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
@@ -78,9 +101,10 @@ fn statistics_per_signature_give_percentiles() {
     assert_eq!(stats.len(), 1);
     let row = &stats[0];
     assert_eq!(
-        (row.signature.as_str(), row.count),
+        (row.signature.as_str(), row.durations.count),
         ("blk[40]-blk[900]", 10)
     );
-    assert_eq!((row.min_ms, row.max_ms, row.mean_ms), (1.0, 10.0, 5.5));
-    assert_eq!((row.p50_ms, row.p90_ms), (6.0, 9.0));
+    let d = &row.durations;
+    assert_eq!((d.min_ms, d.max_ms, d.mean_ms), (1.0, 10.0, 5.5));
+    assert_eq!((d.p50_ms, d.p90_ms), (6.0, 9.0));
 }

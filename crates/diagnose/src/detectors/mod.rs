@@ -3,6 +3,7 @@
 
 mod chattiness;
 mod delayed_ack;
+mod latency;
 mod loss;
 mod options;
 mod pool;
@@ -41,7 +42,7 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         },
         ..*inputs
     };
-    [
+    let mut findings: Vec<Finding> = [
         setup::setup_failures(inputs),
         pool.map(|pool| pool.finding),
         server::server_think_time(&server_inputs),
@@ -60,7 +61,19 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
     ]
     .into_iter()
     .flatten()
-    .collect()
+    .collect();
+    if let Some(saturation) = server::saturation(&server_inputs) {
+        // Queueing is the part of the think time that saturation explains.
+        for think in findings
+            .iter_mut()
+            .filter(|f| f.kind == "server_think_time")
+        {
+            think.cost_ms = (think.cost_ms - saturation.cost_ms).max(0.0);
+        }
+        findings.push(saturation);
+    }
+    findings.extend(latency::latency_split(inputs, findings.is_empty()));
+    findings
 }
 
 pub(crate) fn finding(kind: &'static str, title: String, cost_ms: f64) -> Finding {

@@ -1,63 +1,251 @@
-//! Connection-setup failures: SYNs sent again, unanswered and refused attempts.
+//! Connection-setup failures: SYNs sent again (and after how long), attempts
+//! never answered, refused, or reset unanswered after a long wait, and
+//! whether they rise with the load (a listen backlog overflowing).
 
 use tcp::{ConnectionSummary, EventKind};
 
 use super::{finding, median};
 use crate::{Finding, Inputs};
 
+/// A connection reset after this long without a byte from the server gave up waiting.
+const GAVE_UP_AFTER_MS: f64 = 1000.0;
+/// Attempts needed to judge how failures follow the load.
+const LOAD_ATTEMPTS: usize = 8;
+
+/// What went wrong with one connection's setup, if anything.
+#[derive(Clone, Copy, PartialEq)]
+enum Trouble {
+    Retried,
+    Unanswered,
+    Refused,
+    ResetUnanswered,
+}
+
+fn trouble(c: &ConnectionSummary) -> Option<Trouble> {
+    let server_silent = c.server_to_client.payload_bytes == 0;
+    match c.state {
+        "S0" => Some(Trouble::Unanswered),
+        "REJ" => Some(Trouble::Refused),
+        _ if c.close.how == "rst" && server_silent && c.duration_ms >= GAVE_UP_AFTER_MS => {
+            Some(Trouble::ResetUnanswered)
+        }
+        _ if !c.handshake.syn_retries_ns.is_empty() => Some(Trouble::Retried),
+        _ => None,
+    }
+}
+
 pub fn setup_failures(inputs: &Inputs) -> Option<Finding> {
-    let retried: Vec<&ConnectionSummary> = inputs
+    let troubled: Vec<(&ConnectionSummary, Trouble)> = inputs
         .connections
         .iter()
-        .filter(|c| !c.handshake.syn_retries_ns.is_empty())
+        .filter_map(|c| Some((c, trouble(c)?)))
         .collect();
-    let unanswered = inputs
-        .connections
-        .iter()
-        .filter(|c| c.state == "S0")
-        .count();
-    let refused = inputs
-        .connections
-        .iter()
-        .filter(|c| c.state == "REJ")
-        .count();
-    if retried.is_empty() && refused == 0 {
+    if troubled.is_empty() {
         return None;
     }
+    let of = |kind: Trouble| {
+        troubled
+            .iter()
+            .filter(move |(_, t)| *t == kind)
+            .map(|(c, _)| *c)
+    };
+    // A refused attempt sent again was answered each time: it did not wait for retries.
+    let retried: Vec<&ConnectionSummary> = troubled
+        .iter()
+        .filter(|(c, t)| *t != Trouble::Refused && !c.handshake.syn_retries_ns.is_empty())
+        .map(|(c, _)| *c)
+        .collect();
+    let resets: Vec<f64> = of(Trouble::ResetUnanswered)
+        .map(|c| c.duration_ms)
+        .collect();
     let waits: Vec<f64> = retried.iter().map(|c| setup_wait_ms(c)).collect();
-    let cost: f64 = waits.iter().sum();
+    // A refused attempt loses only its round trip, but it is all its connection did.
+    let refused_ms: f64 = of(Trouble::Refused).map(|c| c.duration_ms).sum();
+    let cost = waits.iter().sum::<f64>() + resets.iter().sum::<f64>() + refused_ms;
     let most_retried = retried
         .iter()
         .max_by_key(|c| c.handshake.syn_retries_ns.len());
-    let intervals = most_retried.map_or(String::new(), |c| retry_offsets(c));
-    let mut found = finding(
-        "connection_setup_failure",
-        format!(
-            "{} connection attempts waited for SYN retries (after {intervals} s); \
-             {unanswered} never answered, {refused} refused",
-            retried.len()
-        ),
-        cost,
-    );
-    found.connections = (retried.len() + refused) as u64;
-    found.example_connection = most_retried.map(|c| c.id);
+    let load = failures_against_load(inputs.connections);
+    let mut clauses = Vec::new();
+    if let Some(c) = most_retried {
+        clauses.push(format!(
+            "{} waited for SYN retries (after {} s)",
+            counted(retried.len(), "connection attempt"),
+            retry_offsets(c)
+        ));
+    }
+    for (kind, words) in [
+        (Trouble::Unanswered, "never answered"),
+        (Trouble::Refused, "refused"),
+    ] {
+        let count = of(kind).count();
+        if count > 0 {
+            clauses.push(format!("{} {words}", counted(count, "attempt")));
+        }
+    }
+    if !resets.is_empty() {
+        clauses.push(format!(
+            "{} reset after {:.0} s without an answer",
+            counted(resets.len(), "connection"),
+            median(resets.clone()) / 1e3
+        ));
+    }
+    if let Some(load) = &load {
+        clauses.push(format!(
+            "rising with load ({:.0}% failed with {} or more connections open, none with fewer)",
+            100.0 * load.busy_rate,
+            load.threshold,
+        ));
+    }
+    let mut title = clauses.join("; ");
+    title[..1].make_ascii_uppercase();
+    let mut found = finding("connection_setup_failure", title, cost);
+    found.connections = troubled.len() as u64;
+    found.example_connection = most_retried
+        .map(|c| c.id)
+        .or(troubled.first().map(|(c, _)| c.id));
     found.frames = inputs.evidence.frames(&[EventKind::SynRetransmission]);
-    found.wireshark_filter =
-        "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.analysis.retransmission".into();
-    found.explanation = "The client's SYNs went unanswered, so it waited a retransmission \
-        timeout (1 s, then doubling) before each new try. SYNs are lost when the server's \
-        listen queue is full, a firewall or load balancer drops them, or SNAT runs out of ports."
-        .into();
+    found.wireshark_filter = if retried.is_empty() {
+        "tcp.flags.reset == 1 || (tcp.flags.syn == 1 && tcp.flags.ack == 0)".into()
+    } else {
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.analysis.retransmission".into()
+    };
+    found.explanation = explanation(
+        &retried,
+        of(Trouble::Refused).count(),
+        &resets,
+        load.as_ref(),
+    );
     found.fix = "Check the server's listen backlog (ss -lnt: Recv-Q against Send-Q) and raise \
         it with the application's backlog and net.core.somaxconn; look for SYN drops on \
-        firewalls and load balancers, and for SNAT port exhaustion."
+        firewalls and load balancers, for SNAT port exhaustion, and for idle or connect \
+        timeouts on proxies that reset waiting connections."
         .into();
-    found.what_if = format!(
-        "Answered at once, these connections would open in one round trip instead of a median \
-         {:.1} s.",
-        median(waits) / 1e3
-    );
+    found.what_if = if waits.is_empty() {
+        format!(
+            "Answered at once, these connections would save {:.1} s of waiting.",
+            cost / 1e3
+        )
+    } else {
+        format!(
+            "Answered at once, these connections would open in one round trip instead of a \
+             median {:.1} s.",
+            median(waits) / 1e3
+        )
+    };
     Some(found)
+}
+
+fn explanation(
+    retried: &[&ConnectionSummary],
+    refused: usize,
+    resets: &[f64],
+    load: Option<&Load>,
+) -> String {
+    let mut text = String::new();
+    if let Some(c) = retried.first() {
+        text += &format!(
+            "The client's SYNs went unanswered, so it waited a retransmission timeout before \
+             each new try (connection {}: after {} s). SYNs are lost when the server's listen \
+             queue is full, a firewall or load balancer drops them, or SNAT runs out of ports.",
+            c.id,
+            retry_offsets(c)
+        );
+    }
+    if refused > 0 {
+        text += &format!(
+            " {} refused with a reset: nothing listened on the port, or a firewall \
+             rejected it.",
+            counted(refused, "attempt")
+        );
+    }
+    if !resets.is_empty() {
+        text += &format!(
+            " {} connections were reset after a median {:.1} s without a byte from the server: \
+             something on the way (a proxy, a load balancer, the server's own timeout) gave up \
+             waiting.",
+            resets.len(),
+            median(resets.to_vec()) / 1e3
+        );
+    }
+    if let Some(load) = load {
+        text += &format!(
+            " Failures rise with load: {:.0}% of attempts made with {} or more connections \
+             open failed and none with fewer, as when a listen backlog overflows.",
+            100.0 * load.busy_rate,
+            load.threshold,
+        );
+    }
+    text.trim_start().to_string()
+}
+
+/// How setup failures follow the number of connections open at each attempt.
+struct Load {
+    /// Connections open at the attempt, from which on failures are counted as "busy".
+    threshold: usize,
+    busy_rate: f64,
+}
+
+/// Failure rates of attempts made with at least as many connections open as
+/// at the first failure, against those made with fewer, on the server that
+/// failed most: rising with load when none of a few quiet attempts failed
+/// and most busy ones did. (A server that never answers fails at any load.)
+fn failures_against_load(connections: &[ConnectionSummary]) -> Option<Load> {
+    let mut failures: std::collections::HashMap<&str, usize> = Default::default();
+    for c in connections.iter().filter(|c| trouble(c).is_some()) {
+        *failures.entry(c.server.as_str()).or_default() += 1;
+    }
+    let (server, _) = failures
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
+    let attempts: Vec<(&ConnectionSummary, i64)> = connections
+        .iter()
+        .filter(|c| c.server == server)
+        .filter_map(|c| Some((c, c.handshake.syn_ns?)))
+        .collect();
+    if attempts.len() < LOAD_ATTEMPTS {
+        return None;
+    }
+    // Open at a SYN: those begun before it, less those already over.
+    let mut starts: Vec<i64> = attempts.iter().map(|&(_, syn)| syn).collect();
+    let mut ends: Vec<i64> = attempts.iter().map(|&(c, _)| c.last_ns).collect();
+    starts.sort_unstable();
+    ends.sort_unstable();
+    let by_load: Vec<(usize, bool)> = attempts
+        .iter()
+        .map(|&(c, syn)| {
+            let begun = starts.partition_point(|&start| start < syn);
+            let over = ends.partition_point(|&end| end <= syn);
+            (begun.saturating_sub(over), trouble(c).is_some())
+        })
+        .collect();
+    let threshold = by_load
+        .iter()
+        .filter(|&&(_, failed)| failed)
+        .map(|&(open, _)| open)
+        .min()?;
+    let rate = |busy: bool| {
+        let side: Vec<bool> = by_load
+            .iter()
+            .filter(|(open, _)| (*open >= threshold) == busy)
+            .map(|&(_, failed)| failed)
+            .collect();
+        let failed = side.iter().filter(|&&failed| failed).count();
+        (failed as f64 / side.len().max(1) as f64, side.len())
+    };
+    let ((busy_rate, _), (_, quiet)) = (rate(true), rate(false));
+    (quiet >= 2 && busy_rate >= 0.5).then_some(Load {
+        threshold,
+        busy_rate,
+    })
+}
+
+/// `1 attempt`, `4 attempts`.
+fn counted(count: usize, noun: &str) -> String {
+    match count {
+        1 => format!("1 {noun}"),
+        _ => format!("{count} {noun}s"),
+    }
 }
 
 /// SYN to SYN-ACK for an answered connection; first to last packet otherwise.
@@ -68,13 +256,14 @@ fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
     (end - syn) as f64 / 1e6
 }
 
+/// When each SYN was sent again, in seconds after the first: `1.0, 3.0, 7.1`.
 fn retry_offsets(connection: &ConnectionSummary) -> String {
     let syn = connection.handshake.syn_ns.unwrap_or(connection.first_ns);
     let offsets: Vec<String> = connection
         .handshake
         .syn_retries_ns
         .iter()
-        .map(|at| format!("{:.0}", (at - syn) as f64 / 1e9))
+        .map(|at| format!("{:.1}", (at - syn) as f64 / 1e9))
         .collect();
     offsets.join(", ")
 }

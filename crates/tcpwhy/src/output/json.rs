@@ -100,6 +100,12 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     for signature in transactions::by_signature(&analysis.transactions) {
         line(out, "signature", &signature)?;
     }
+    for name in transactions::by_name(&analysis.transactions) {
+        line(out, "name", &name)?;
+    }
+    for connection in transactions::by_connection(&analysis.transactions) {
+        line(out, "connection_latency", &connection)?;
+    }
     end(out, analysis)
 }
 

@@ -105,11 +105,24 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
         "signature", "count", "min ms", "mean ms", "p50 ms", "p90 ms", "max ms"
     )?;
     for s in transactions::by_signature(&analysis.transactions) {
+        durations_row(out, &s.signature, &s.durations)?;
+    }
+    let names = transactions::by_name(&analysis.transactions);
+    if !names.is_empty() {
+        writeln!(out)?;
         writeln!(
             out,
-            "{:<28} {:>8} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
-            s.signature, s.count, s.min_ms, s.mean_ms, s.p50_ms, s.p90_ms, s.max_ms
+            "{:>8} {:>10} {:>10} {:>10} {:>10} {:>10}  name",
+            "count", "min ms", "mean ms", "p50 ms", "p90 ms", "max ms"
         )?;
+        for s in names.iter().take(SLOWEST_SHOWN) {
+            let d = &s.durations;
+            writeln!(
+                out,
+                "{:>8} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}  {}",
+                d.count, d.min_ms, d.mean_ms, d.p50_ms, d.p90_ms, d.max_ms, s.name
+            )?;
+        }
     }
     let mut slowest: Vec<_> = analysis.transactions.iter().collect();
     slowest.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
@@ -117,7 +130,7 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     writeln!(out)?;
     writeln!(
         out,
-        "{:>6} {:>4}  {:<28} {:>11} {:>12} {:>12} {:>12} {:>8}",
+        "{:>6} {:>4}  {:<28} {:>11} {:>12} {:>12} {:>12} {:>8}  name",
         "conn",
         "#",
         "slowest transactions",
@@ -131,7 +144,7 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     for t in slowest {
         writeln!(
             out,
-            "{:>6} {:>4}  {:<28} {:>11.2} {:>12.2} {:>12} {:>12} {:>8}",
+            "{:>6} {:>4}  {:<28} {:>11.2} {:>12.2} {:>12} {:>12} {:>8}  {}",
             t.connection,
             t.index,
             t.signature,
@@ -139,14 +152,46 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
             t.request_transfer_ms,
             shown(t.server_think_ms),
             shown(t.response_transfer_ms),
-            t.retransmissions
+            t.retransmissions,
+            t.name.as_deref().unwrap_or("")
         )?;
     }
+    where_the_time_goes(out, &analysis.transactions)?;
     footer(
         out,
         analysis,
         analysis.transactions.len() as u64,
         "transactions",
+    )
+}
+
+/// One line: all transaction time by where it went.
+fn where_the_time_goes(
+    out: &mut impl Write,
+    transactions: &[transactions::Transaction],
+) -> io::Result<()> {
+    let mut sum = transactions::Latency::default();
+    for t in transactions {
+        sum.add(&t.latency);
+    }
+    let total = sum.total_ms().max(f64::MIN_POSITIVE);
+    let parts: Vec<String> = sum
+        .parts()
+        .iter()
+        .map(|(part, ms)| format!("{part} {ms:.1} ms ({:.0}%)", 100.0 * ms / total))
+        .collect();
+    writeln!(out, "\nwhere the time goes: {}", parts.join(", "))
+}
+
+fn durations_row(
+    out: &mut impl Write,
+    signature: &str,
+    d: &transactions::Durations,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{signature:<28} {:>8} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
+        d.count, d.min_ms, d.mean_ms, d.p50_ms, d.p90_ms, d.max_ms
     )
 }
 

@@ -47,3 +47,19 @@ pub fn objects(command: &str, capture: &Path, kind: &str) -> Vec<Value> {
         .filter(|line| line["type"] == kind)
         .collect()
 }
+
+/// The objects of one `type` that `tcpwhy COMMAND --format json CAPTURE`
+/// prints, also when the capture is cut short (exit 2, results marked partial).
+pub fn objects_read_so_far(command: &str, capture: &Path, kind: &str) -> Vec<Value> {
+    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args([command, "--format", "json", "--quiet"])
+        .arg(capture)
+        .output()
+        .unwrap();
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["type"] == kind)
+        .collect()
+}

@@ -1,0 +1,120 @@
+//! Findings on scripted traces, for causes the lab cannot stage cheaply.
+
+mod common;
+
+use synth::{Conversation, Side, Trace};
+
+/// What one connection of a scripted trace does, and when.
+enum Step {
+    Handshake,
+    Request,
+    Response,
+    ServerReset,
+}
+
+/// Writes the trace of `steps` (time in ms, connection, step) to a temporary pcap.
+fn write_trace(name: &str, mut steps: Vec<(f64, usize, Step)>) -> std::path::PathBuf {
+    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let connections = steps.iter().map(|&(_, c, _)| c).max().unwrap_or(0) + 1;
+    let mut conversations: Vec<Conversation> = (0..connections)
+        .map(|c| Conversation::new(&format!("10.0.0.1:{}", 20000 + c), "10.0.0.2:80"))
+        .collect();
+    let mut trace = Trace::ethernet();
+    for (at, c, step) in steps {
+        let conversation = &mut conversations[c];
+        match step {
+            Step::Handshake => conversation.handshake(&mut trace, at, 2.0),
+            Step::Request => {
+                conversation.send(&mut trace, Side::Client, at, 100);
+            }
+            Step::Response => {
+                conversation.send(&mut trace, Side::Server, at, 500);
+            }
+            Step::ServerReset => conversation.rst(&mut trace, Side::Server, at),
+        }
+    }
+    let path = std::env::temp_dir().join(format!("tcpwhy-{name}-{}.pcap", std::process::id()));
+    trace.write(&path).unwrap();
+    path
+}
+
+/// A server that answers one request at a time, 40 ms each (25 a second),
+/// gets 10 requests a second for 4 s, then 50 a second for 4 s: the queue
+/// grows, answers take longer and longer, and throughput stays at 25 a second.
+#[test]
+fn a_server_past_its_capacity_is_found_saturated() {
+    const SERVICE_MS: f64 = 40.0;
+    let arrivals: Vec<f64> = (0..40)
+        .map(|i| f64::from(i) * 100.0)
+        .chain((0..200).map(|i| 4000.0 + f64::from(i) * 20.0))
+        .collect();
+    let mut steps = Vec::new();
+    let mut server_free_at = 0.0f64;
+    for (c, &arrival) in arrivals.iter().enumerate() {
+        steps.push((arrival, c, Step::Handshake));
+        let request_at = arrival + 2.0;
+        steps.push((request_at, c, Step::Request));
+        server_free_at = server_free_at.max(request_at + 1.0) + SERVICE_MS;
+        steps.push((server_free_at, c, Step::Response));
+    }
+    let capture = write_trace("saturation", steps);
+    let findings = common::objects("diagnose", &capture, "finding");
+    std::fs::remove_file(&capture).unwrap();
+    let top = &findings[0];
+    assert_eq!(top["kind"], "server_saturation", "{findings:#?}");
+    let title = top["title"].as_str().unwrap();
+    let throughput: f64 = title
+        .split("stayed at ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((throughput - 25.0).abs() <= 2.5, "{title}");
+}
+
+/// The same server under a load it can carry: no saturation.
+#[test]
+fn a_server_within_its_capacity_is_not_found_saturated() {
+    let mut steps = Vec::new();
+    for c in 0..240 {
+        let arrival = c as f64 * 50.0;
+        steps.push((arrival, c, Step::Handshake));
+        steps.push((arrival + 2.0, c, Step::Request));
+        steps.push((arrival + 43.0, c, Step::Response));
+    }
+    let capture = write_trace("within-capacity", steps);
+    let findings = common::objects("diagnose", &capture, "finding");
+    std::fs::remove_file(&capture).unwrap();
+    assert!(
+        findings.iter().all(|f| f["kind"] != "server_saturation"),
+        "{findings:#?}"
+    );
+}
+
+/// A load test: 33 requests answered in 5 ms, 11 others left waiting until
+/// something on the way resets them 60 s later.
+#[test]
+fn connections_reset_unanswered_after_a_minute_are_a_setup_failure() {
+    let mut steps = Vec::new();
+    for c in 0..44 {
+        let at = c as f64 * 100.0;
+        steps.push((at, c, Step::Handshake));
+        steps.push((at + 2.0, c, Step::Request));
+        if c % 4 == 1 {
+            steps.push((at + 60_002.0, c, Step::ServerReset));
+        } else {
+            steps.push((at + 7.0, c, Step::Response));
+        }
+    }
+    let capture = write_trace("reset-after-a-minute", steps);
+    let findings = common::objects("diagnose", &capture, "finding");
+    std::fs::remove_file(&capture).unwrap();
+    let top = &findings[0];
+    assert_eq!(top["kind"], "connection_setup_failure", "{findings:#?}");
+    assert_eq!(
+        top["title"], "11 connections reset after 60 s without an answer",
+        "{findings:#?}"
+    );
+    assert_eq!(top["connections"], 11);
+}
