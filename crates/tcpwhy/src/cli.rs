@@ -167,12 +167,16 @@ const COMMANDS: [&str; 7] = [
     "help",
 ];
 
-/// `tcpwhy FILE…` means `tcpwhy diagnose FILE…`.
+/// `tcpwhy [FLAGS] FILE…` means `tcpwhy diagnose [FLAGS] FILE…`.
 fn arguments() -> Vec<std::ffi::OsString> {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let first = args.get(1).and_then(|a| a.to_str()).unwrap_or("-h");
-    let is_file = first == "-" || !(first.starts_with('-') || COMMANDS.contains(&first));
-    if is_file {
+    let given: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let asks_for_help = given
+        .first()
+        .is_none_or(|first| ["-h", "--help", "-V", "--version"].contains(first));
+    let first_word = given.iter().find(|a| **a == "-" || !a.starts_with('-'));
+    let names_a_command = first_word.is_some_and(|word| COMMANDS.contains(word));
+    if !asks_for_help && !names_a_command {
         args.insert(1, "diagnose".into());
     }
     args

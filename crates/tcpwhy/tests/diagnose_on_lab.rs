@@ -223,7 +223,7 @@ fn the_latency_split_names_the_part_each_cause_lives_in_and_ranks_below_it() {
             .unwrap_or_else(|| panic!("{stem}: no latency split"));
         let title = split["title"].as_str().unwrap();
         assert!(
-            title.starts_with(&format!("Where the latency sits: {part} dominates")),
+            title.starts_with(&format!("Where the latency sits: mostly {part},")),
             "{stem}: {title}"
         );
         assert_eq!(split["severity"], "info", "{stem}: a summary, not a cause");

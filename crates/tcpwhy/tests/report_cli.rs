@@ -1,5 +1,6 @@
 //! `tcpwhy report` writes one file atomically and never over an input;
-//! `--fail-on` turns findings into exit code 1 for diagnose and report.
+//! `--fail-on` turns findings into exit code 1 for diagnose and report; flags
+//! may come before the file when no command is named.
 
 mod common;
 
@@ -240,4 +241,14 @@ fn standard_input_is_read_once_detailing_the_first_connections_and_those_asked_f
     assert_eq!(ids.len(), report::detail::MAX_CONNECTIONS);
     assert!(ids.contains(&120) && ids.contains(&0));
     assert!(!ids.contains(&(report::detail::MAX_CONNECTIONS as u64)));
+}
+
+#[test]
+fn flags_before_the_file_still_mean_diagnose() {
+    let capture = common::lab_file("server_think_time.pcap");
+    let plain = tcpwhy(&["diagnose", "--quiet", "--format", "json", path(&capture)]);
+    let flags_first = tcpwhy(&["-q", "--format", "json", path(&capture)]);
+    assert!(plain.status.success() && flags_first.status.success());
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("\"type\":\"finding\""));
+    assert_eq!(plain.stdout, flags_first.stdout);
 }

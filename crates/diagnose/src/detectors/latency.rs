@@ -50,7 +50,7 @@ pub fn latency_split(inputs: &Inputs, alone: bool) -> Option<Finding> {
     let mut found = finding(
         "latency_split",
         format!(
-            "Where the latency sits: {} dominates, {:.0}% of {} ({})",
+            "Where the latency sits: mostly {}, {:.0}% of {} ({})",
             words(dominant),
             100.0 * dominant_ms / total,
             duration(total),

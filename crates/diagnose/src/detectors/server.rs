@@ -34,7 +34,7 @@ pub fn server_think_time(inputs: &Inputs) -> Option<Finding> {
         "server_think_time",
         format!(
             "The server takes {typical:.1} ms to answer (median of {} requests): {:.0}% of \
-             transaction time",
+             their time",
             thinks.len(),
             100.0 * total_think / total
         ),

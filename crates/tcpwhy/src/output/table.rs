@@ -13,7 +13,9 @@ const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
 fn colored() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    // NO_COLOR counts only when set to something (no-color.org).
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+    std::io::stdout().is_terminal() && !no_color
 }
 
 fn paint(text: &str, color: &str) -> String {
