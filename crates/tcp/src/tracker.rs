@@ -39,7 +39,8 @@ pub struct Tracked {
 /// Follows every connection of a capture, one segment at a time.
 #[derive(Default)]
 pub struct Tracker {
-    live: FxHashMap<FlowKey, Connection>,
+    /// Boxed: the table's entries stay small, so growing it moves little.
+    live: FxHashMap<FlowKey, Box<Connection>>,
     retired: Vec<ConnectionSummary>,
     events: Vec<Event>,
     next_id: u64,
@@ -65,7 +66,7 @@ impl Tracker {
                     let next = Connection::new(self.next_id, segment);
                     self.next_id += 1;
                     self.retired
-                        .push(std::mem::replace(current, next).summary());
+                        .push(std::mem::replace(&mut **current, next).summary());
                     if reused {
                         self.events.push(reused_ports_event(current, segment));
                     }
@@ -75,7 +76,7 @@ impl Tracker {
             Entry::Vacant(entry) => {
                 let id = self.next_id;
                 self.next_id += 1;
-                entry.insert(Connection::new(id, segment))
+                entry.insert(Box::new(Connection::new(id, segment)))
             }
         };
         let (direction, flagged, rel) = connection.process(segment);
@@ -132,10 +133,14 @@ impl Tracker {
     }
 
     /// Every connection's summary, in the order connections were first seen.
-    pub fn finish(mut self) -> Vec<ConnectionSummary> {
-        let mut all = std::mem::take(&mut self.retired);
-        all.extend(self.live.values().map(Connection::summary));
-        all.sort_unstable_by_key(|summary| summary.id);
+    pub fn finish(self) -> Vec<ConnectionSummary> {
+        let mut live: Vec<&Connection> = self.live.values().map(|boxed| &**boxed).collect();
+        live.sort_unstable_by_key(|connection| connection.id);
+        let mut all = self.retired;
+        all.reserve_exact(live.len());
+        all.extend(live.into_iter().map(Connection::summary));
+        // Summaries are large: sorting keys and then placing each once moves far less.
+        all.sort_by_cached_key(|summary| summary.id);
         all
     }
 }
