@@ -2,15 +2,14 @@
 //! memory, handing out slices in place.
 
 use std::io::{self, BufRead, Read};
+use std::sync::Arc;
 
 use memmap2::Mmap;
 
+use crate::pager::Pager;
+
 /// Big enough that refills are rare; records are parsed where they lie.
 const INITIAL_CAPACITY: usize = 4 << 20;
-/// A mapped file's pages are released from this process behind the reader in
-/// steps of this size, so resident memory stays small however large the file.
-const RELEASE_STEP: usize = 16 << 20;
-const PAGE: usize = 4096;
 
 enum Backing {
     Stream {
@@ -18,8 +17,11 @@ enum Backing {
         bytes: Vec<u8>,
     },
     /// A regular file, mapped: no copy from the page cache, no refills.
-    /// `released` is where the pages still mapped into this process begin.
-    Mapped { map: Mmap, released: usize },
+    /// `pager` is None once another thread pages it.
+    Mapped {
+        map: Arc<Mmap>,
+        pager: Option<Pager>,
+    },
 }
 
 pub struct StreamBuffer {
@@ -47,8 +49,12 @@ impl StreamBuffer {
 
     pub fn mapped(map: Mmap) -> Self {
         let end = map.len();
+        let map = Arc::new(map);
         StreamBuffer {
-            backing: Backing::Mapped { map, released: 0 },
+            backing: Backing::Mapped {
+                pager: Some(Pager::new(Arc::clone(&map))),
+                map,
+            },
             start: 0,
             end,
             offset: 0,
@@ -60,6 +66,15 @@ impl StreamBuffer {
         match &self.backing {
             Backing::Stream { bytes, .. } => bytes,
             Backing::Mapped { map, .. } => map,
+        }
+    }
+
+    /// Hands the paging of a mapped file to the caller, who then calls
+    /// [`Pager::advance`] with the reader's offset; None for a stream.
+    pub fn take_pager(&mut self) -> Option<Pager> {
+        match &mut self.backing {
+            Backing::Mapped { pager, .. } => pager.take(),
+            Backing::Stream { .. } => None,
         }
     }
 
@@ -98,19 +113,11 @@ impl StreamBuffer {
         let count = count.min(self.end - self.start);
         self.start += count;
         self.offset += count as u64;
-        if let Backing::Mapped { map, released } = &mut self.backing {
-            let read_up_to = self.start / PAGE * PAGE;
-            if read_up_to - *released >= RELEASE_STEP {
-                // Safety: these pages lie before every slice still handed out.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        *released,
-                        read_up_to - *released,
-                    )
-                };
-                *released = read_up_to;
-            }
+        if let Backing::Mapped {
+            pager: Some(pager), ..
+        } = &mut self.backing
+        {
+            pager.release_before(self.start);
         }
     }
 

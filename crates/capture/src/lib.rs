@@ -45,12 +45,14 @@ impl std::error::Error for CaptureError {}
 
 mod buffer;
 mod merge;
+mod pager;
 mod pcap;
 mod pcapng;
 #[cfg(test)]
 mod tests;
 
 pub use merge::MergedReader;
+pub use pager::Pager;
 
 use std::fs::File;
 use std::io::{self, BufRead, Read};
@@ -305,6 +307,11 @@ impl CaptureReader {
             source: 0,
         };
         Ok(Some(frame))
+    }
+
+    /// For a mapped file: its paging, for another thread to do (see [`Pager`]).
+    pub fn take_pager(&mut self) -> Option<Pager> {
+        self.buffer.take_pager()
     }
 
     /// Bytes taken from the file so far (compressed bytes for compressed input).

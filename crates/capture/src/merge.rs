@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::{open, CaptureError, CaptureReader, Frame};
+use crate::{open, CaptureError, CaptureReader, Frame, Pager};
 
 /// Reads several files as one capture, always taking the earliest next frame
 /// (ties go to the earlier file). Frames are renumbered from 1.
@@ -76,6 +76,15 @@ impl MergedReader {
             self.queue.push(Reverse((timestamp, index)));
         }
         Ok(())
+    }
+
+    /// For one mapped file: its paging, for another thread to do with
+    /// [`MergedReader::bytes_read`] as the reader's offset (see [`Pager`]).
+    pub fn take_pager(&mut self) -> Option<Pager> {
+        match self.readers.as_mut_slice() {
+            [reader] => reader.take_pager(),
+            _ => None,
+        }
     }
 
     /// Bytes taken from all the files so far.
