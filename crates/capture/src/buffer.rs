@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-use crate::pager::Pager;
+use crate::pager::{MapAhead, Releaser};
 
 /// Big enough that refills are rare; records are parsed where they lie.
 const INITIAL_CAPACITY: usize = 4 << 20;
@@ -17,11 +17,7 @@ enum Backing {
         bytes: Vec<u8>,
     },
     /// A regular file, mapped: no copy from the page cache, no refills.
-    /// `pager` is None once another thread pages it.
-    Mapped {
-        map: Arc<Mmap>,
-        pager: Option<Pager>,
-    },
+    Mapped { map: Arc<Mmap>, releaser: Releaser },
 }
 
 pub struct StreamBuffer {
@@ -52,7 +48,7 @@ impl StreamBuffer {
         let map = Arc::new(map);
         StreamBuffer {
             backing: Backing::Mapped {
-                pager: Some(Pager::new(Arc::clone(&map))),
+                releaser: Releaser::new(Arc::clone(&map)),
                 map,
             },
             start: 0,
@@ -69,11 +65,11 @@ impl StreamBuffer {
         }
     }
 
-    /// Hands the paging of a mapped file to the caller, who then calls
-    /// [`Pager::advance`] with the reader's offset; None for a stream.
-    pub fn take_pager(&mut self) -> Option<Pager> {
-        match &mut self.backing {
-            Backing::Mapped { pager, .. } => pager.take(),
+    /// For a mapped file: a handle that maps its pages ahead of this buffer's
+    /// reader (see [`MapAhead`]).
+    pub fn map_ahead(&self) -> Option<MapAhead> {
+        match &self.backing {
+            Backing::Mapped { map, .. } => Some(MapAhead::new(Arc::clone(map))),
             Backing::Stream { .. } => None,
         }
     }
@@ -113,11 +109,8 @@ impl StreamBuffer {
         let count = count.min(self.end - self.start);
         self.start += count;
         self.offset += count as u64;
-        if let Backing::Mapped {
-            pager: Some(pager), ..
-        } = &mut self.backing
-        {
-            pager.release_before(self.start);
+        if let Backing::Mapped { releaser, .. } = &mut self.backing {
+            releaser.release_before(self.start);
         }
     }
 

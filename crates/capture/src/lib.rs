@@ -52,7 +52,7 @@ mod pcapng;
 mod tests;
 
 pub use merge::MergedReader;
-pub use pager::Pager;
+pub use pager::MapAhead;
 
 use std::fs::File;
 use std::io::{self, BufRead, Read};
@@ -309,9 +309,10 @@ impl CaptureReader {
         Ok(Some(frame))
     }
 
-    /// For a mapped file: its paging, for another thread to do (see [`Pager`]).
-    pub fn take_pager(&mut self) -> Option<Pager> {
-        self.buffer.take_pager()
+    /// For a mapped file: a handle that maps its pages ahead of this reader,
+    /// for another thread to call (see [`MapAhead`]).
+    pub fn map_ahead(&self) -> Option<MapAhead> {
+        self.buffer.map_ahead()
     }
 
     /// Bytes taken from the file so far (compressed bytes for compressed input).

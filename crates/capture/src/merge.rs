@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::{open, CaptureError, CaptureReader, Frame, Pager};
+use crate::{open, CaptureError, CaptureReader, Frame, MapAhead};
 
 /// Reads several files as one capture, always taking the earliest next frame
 /// (ties go to the earlier file). Frames are renumbered from 1.
@@ -78,11 +78,12 @@ impl MergedReader {
         Ok(())
     }
 
-    /// For one mapped file: its paging, for another thread to do with
-    /// [`MergedReader::bytes_read`] as the reader's offset (see [`Pager`]).
-    pub fn take_pager(&mut self) -> Option<Pager> {
-        match self.readers.as_mut_slice() {
-            [reader] => reader.take_pager(),
+    /// For one mapped file: a handle that maps its pages ahead of this
+    /// reader, for another thread to call with [`MergedReader::bytes_read`]
+    /// (see [`MapAhead`]).
+    pub fn map_ahead(&self) -> Option<MapAhead> {
+        match self.readers.as_slice() {
+            [reader] => reader.map_ahead(),
             _ => None,
         }
     }

@@ -134,13 +134,15 @@ impl Tracker {
 
     /// Every connection's summary, in the order connections were first seen.
     pub fn finish(self) -> Vec<ConnectionSummary> {
-        let mut live: Vec<&Connection> = self.live.values().map(|boxed| &**boxed).collect();
-        live.sort_unstable_by_key(|connection| connection.id);
+        let mut live: Vec<Box<Connection>> = self.live.into_values().collect();
+        live.sort_by_cached_key(|connection| connection.id);
         let mut all = self.retired;
         all.reserve_exact(live.len());
-        all.extend(live.into_iter().map(Connection::summary));
-        // Summaries are large: sorting keys and then placing each once moves far less.
-        all.sort_by_cached_key(|summary| summary.id);
+        all.extend(live.into_iter().map(|connection| connection.summary()));
+        if !all.windows(2).all(|pair| pair[0].id < pair[1].id) {
+            // Summaries are large: sorting keys and then placing each once moves far less.
+            all.sort_by_cached_key(|summary| summary.id);
+        }
         all
     }
 }

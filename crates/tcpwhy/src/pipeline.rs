@@ -1,6 +1,6 @@
 //! Runs the stages over the input files on both cores: one thread reads and
 //! decodes frames into batches of segments; the other tracks connections and
-//! does the kernel's paging work for a mapped file (see [`capture::Pager`]).
+//! maps a mapped file's pages ahead of the reader (see [`capture::MapAhead`]).
 
 use std::sync::mpsc;
 use std::thread;
@@ -100,8 +100,8 @@ pub fn analyze(
     progress: Progress,
     mut on_event: impl FnMut(&Event),
 ) -> Result<Analysis, CaptureError> {
-    let mut reader = MergedReader::open(paths)?;
-    let mut pager = reader.take_pager();
+    let reader = MergedReader::open(paths)?;
+    let mut map_ahead = reader.map_ahead();
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
     // Emptied batches go back to the reader, which then allocates none.
     let (recycler, recycled) = mpsc::channel::<Batch>();
@@ -115,8 +115,8 @@ pub fn analyze(
         .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick));
     let mut counts = Counts::default();
     for mut batch in receiver {
-        if let Some(pager) = &mut pager {
-            pager.advance(batch.read_up_to);
+        if let Some(map_ahead) = &mut map_ahead {
+            map_ahead.advance(batch.read_up_to);
         }
         for decoded in &batch.decoded {
             match decoded {
