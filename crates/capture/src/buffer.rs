@@ -10,6 +10,8 @@ use crate::pager::{MapAhead, Releaser};
 
 /// Big enough that refills are rare; records are parsed where they lie.
 const INITIAL_CAPACITY: usize = 4 << 20;
+#[cfg(target_arch = "x86_64")]
+const CACHE_LINE: usize = 64;
 
 enum Backing {
     Stream {
@@ -111,6 +113,23 @@ impl StreamBuffer {
         self.offset += count as u64;
         if let Backing::Mapped { releaser, .. } = &mut self.backing {
             releaser.release_before(self.start);
+        }
+    }
+
+    /// Asks the CPU to start loading the first bytes `ahead` of the unconsumed
+    /// ones (the next record's header and the frame headers after it) while
+    /// the current record is worked on.
+    pub fn prefetch(&self, ahead: usize) {
+        #[cfg(target_arch = "x86_64")]
+        for line in [ahead, ahead + CACHE_LINE] {
+            if let Some(byte) = self.available().get(line) {
+                // Safety: a prefetch only moves bytes into caches; the address is in bounds.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        std::ptr::from_ref(byte).cast::<i8>(),
+                    )
+                };
+            }
         }
     }
 

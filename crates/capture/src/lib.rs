@@ -298,6 +298,7 @@ impl CaptureReader {
         self.pending = None;
         self.frames_read += 1;
         self.handed_out_len = pending.record_len;
+        self.buffer.prefetch(pending.record_len);
         let frame = Frame {
             number: self.frames_read,
             timestamp_ns: pending.timestamp_ns,
