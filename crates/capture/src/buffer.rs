@@ -12,6 +12,8 @@ use crate::pager::{MapAhead, Releaser};
 const INITIAL_CAPACITY: usize = 4 << 20;
 #[cfg(target_arch = "x86_64")]
 const CACHE_LINE: usize = 64;
+#[cfg(target_arch = "x86_64")]
+const PAGE: usize = 4096;
 
 enum Backing {
     Stream {
@@ -118,11 +120,11 @@ impl StreamBuffer {
 
     /// Asks the CPU to start loading the first bytes `ahead` of the unconsumed
     /// ones (the next record's header and the frame headers after it) while
-    /// the current record is worked on.
+    /// the current record is worked on, and to look up the page after them.
     pub fn prefetch(&self, ahead: usize) {
         #[cfg(target_arch = "x86_64")]
-        for line in [ahead, ahead + CACHE_LINE] {
-            if let Some(byte) = self.available().get(line) {
+        for at in [ahead, ahead + CACHE_LINE, ahead + PAGE] {
+            if let Some(byte) = self.available().get(at) {
                 // Safety: a prefetch only moves bytes into caches; the address is in bounds.
                 unsafe {
                     std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(

@@ -168,16 +168,21 @@ impl Tracker {
     /// Every connection's summary, in the order connections were first seen.
     pub fn finish(self) -> Vec<ConnectionSummary> {
         let mut live: Vec<&Connection> = self.slots.iter().flatten().collect();
-        if !live.windows(2).all(|pair| pair[0].id < pair[1].id) {
-            live.sort_unstable_by_key(|connection| connection.id);
-        }
-        let mut all = self.retired;
-        all.reserve_exact(live.len());
-        all.extend(live.into_iter().map(Connection::summary));
-        if !all.windows(2).all(|pair| pair[0].id < pair[1].id) {
+        live.sort_by_cached_key(|connection| connection.id);
+        let mut retired = self.retired;
+        if !retired.windows(2).all(|pair| pair[0].id < pair[1].id) {
             // Summaries are large: sorting keys and then placing each once moves far less.
-            all.sort_by_cached_key(|summary| summary.id);
+            retired.sort_by_cached_key(|summary| summary.id);
         }
+        let mut all = Vec::with_capacity(retired.len() + live.len());
+        let mut retired = retired.into_iter().peekable();
+        for connection in live {
+            while let Some(summary) = retired.next_if(|summary| summary.id < connection.id) {
+                all.push(summary);
+            }
+            all.push(connection.summary());
+        }
+        all.extend(retired);
         all
     }
 }
