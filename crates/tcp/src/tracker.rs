@@ -169,22 +169,50 @@ impl Tracker {
     pub fn finish(self) -> Vec<ConnectionSummary> {
         let mut live: Vec<&Connection> = self.slots.iter().flatten().collect();
         live.sort_by_cached_key(|connection| connection.id);
+        let live = summarize(&live);
         let mut retired = self.retired;
+        if retired.is_empty() {
+            return live;
+        }
         if !retired.windows(2).all(|pair| pair[0].id < pair[1].id) {
             // Summaries are large: sorting keys and then placing each once moves far less.
             retired.sort_by_cached_key(|summary| summary.id);
         }
         let mut all = Vec::with_capacity(retired.len() + live.len());
         let mut retired = retired.into_iter().peekable();
-        for connection in live {
-            while let Some(summary) = retired.next_if(|summary| summary.id < connection.id) {
-                all.push(summary);
+        for summary in live {
+            while let Some(earlier) = retired.next_if(|retired| retired.id < summary.id) {
+                all.push(earlier);
             }
-            all.push(connection.summary());
+            all.push(summary);
         }
         all.extend(retired);
         all
     }
+}
+
+/// Past this many connections, summaries are built on two threads, half each.
+const SUMMARIES_ON_TWO_THREADS: usize = 4096;
+
+/// The summaries of `connections`, in their order.
+fn summarize(connections: &[&Connection]) -> Vec<ConnectionSummary> {
+    let summarize_all = |connections: &[&Connection]| -> Vec<ConnectionSummary> {
+        connections
+            .iter()
+            .map(|connection| connection.summary())
+            .collect()
+    };
+    if connections.len() < SUMMARIES_ON_TWO_THREADS {
+        return summarize_all(connections);
+    }
+    let (first, second) = connections.split_at(connections.len() / 2);
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| summarize_all(second));
+        let mut summaries = Vec::with_capacity(connections.len());
+        summaries.extend(first.iter().map(|connection| connection.summary()));
+        summaries.extend(second.join().expect("summarizing thread panicked"));
+        summaries
+    })
 }
 
 fn reused_ports_event(connection: &Connection, segment: &Segment) -> Event {
