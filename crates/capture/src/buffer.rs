@@ -2,14 +2,17 @@
 //! memory, handing out slices in place.
 
 use std::io::{self, BufRead, Read};
+use std::sync::Arc;
 
 use memmap2::Mmap;
 
+use crate::pager::{MapAhead, Releaser};
+
 /// Big enough that refills are rare; records are parsed where they lie.
 const INITIAL_CAPACITY: usize = 4 << 20;
-/// A mapped file's pages are released from this process behind the reader in
-/// steps of this size, so resident memory stays small however large the file.
-const RELEASE_STEP: usize = 16 << 20;
+#[cfg(target_arch = "x86_64")]
+const CACHE_LINE: usize = 64;
+#[cfg(target_arch = "x86_64")]
 const PAGE: usize = 4096;
 
 enum Backing {
@@ -18,8 +21,7 @@ enum Backing {
         bytes: Vec<u8>,
     },
     /// A regular file, mapped: no copy from the page cache, no refills.
-    /// `released` is where the pages still mapped into this process begin.
-    Mapped { map: Mmap, released: usize },
+    Mapped { map: Arc<Mmap>, releaser: Releaser },
 }
 
 pub struct StreamBuffer {
@@ -47,8 +49,12 @@ impl StreamBuffer {
 
     pub fn mapped(map: Mmap) -> Self {
         let end = map.len();
+        let map = Arc::new(map);
         StreamBuffer {
-            backing: Backing::Mapped { map, released: 0 },
+            backing: Backing::Mapped {
+                releaser: Releaser::new(Arc::clone(&map)),
+                map,
+            },
             start: 0,
             end,
             offset: 0,
@@ -60,6 +66,15 @@ impl StreamBuffer {
         match &self.backing {
             Backing::Stream { bytes, .. } => bytes,
             Backing::Mapped { map, .. } => map,
+        }
+    }
+
+    /// For a mapped file: a handle that maps its pages ahead of this buffer's
+    /// reader (see [`MapAhead`]).
+    pub fn map_ahead(&self) -> Option<MapAhead> {
+        match &self.backing {
+            Backing::Mapped { map, .. } => Some(MapAhead::new(Arc::clone(map))),
+            Backing::Stream { .. } => None,
         }
     }
 
@@ -98,18 +113,24 @@ impl StreamBuffer {
         let count = count.min(self.end - self.start);
         self.start += count;
         self.offset += count as u64;
-        if let Backing::Mapped { map, released } = &mut self.backing {
-            let read_up_to = self.start / PAGE * PAGE;
-            if read_up_to - *released >= RELEASE_STEP {
-                // Safety: these pages lie before every slice still handed out.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        *released,
-                        read_up_to - *released,
+        if let Backing::Mapped { releaser, .. } = &mut self.backing {
+            releaser.release_before(self.start);
+        }
+    }
+
+    /// Asks the CPU to start loading the first bytes `ahead` of the unconsumed
+    /// ones (the next record's header and the frame headers after it) while
+    /// the current record is worked on, and to look up the page after them.
+    pub fn prefetch(&self, ahead: usize) {
+        #[cfg(target_arch = "x86_64")]
+        for at in [ahead, ahead + CACHE_LINE, ahead + PAGE] {
+            if let Some(byte) = self.available().get(at) {
+                // Safety: a prefetch only moves bytes into caches; the address is in bounds.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        std::ptr::from_ref(byte).cast::<i8>(),
                     )
                 };
-                *released = read_up_to;
             }
         }
     }

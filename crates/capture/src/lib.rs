@@ -45,12 +45,14 @@ impl std::error::Error for CaptureError {}
 
 mod buffer;
 mod merge;
+mod pager;
 mod pcap;
 mod pcapng;
 #[cfg(test)]
 mod tests;
 
 pub use merge::MergedReader;
+pub use pager::MapAhead;
 
 use std::fs::File;
 use std::io::{self, BufRead, Read};
@@ -296,6 +298,7 @@ impl CaptureReader {
         self.pending = None;
         self.frames_read += 1;
         self.handed_out_len = pending.record_len;
+        self.buffer.prefetch(pending.record_len);
         let frame = Frame {
             number: self.frames_read,
             timestamp_ns: pending.timestamp_ns,
@@ -305,6 +308,12 @@ impl CaptureReader {
             source: 0,
         };
         Ok(Some(frame))
+    }
+
+    /// For a mapped file: a handle that maps its pages ahead of this reader,
+    /// for another thread to call (see [`MapAhead`]).
+    pub fn map_ahead(&self) -> Option<MapAhead> {
+        self.buffer.map_ahead()
     }
 
     /// Bytes taken from the file so far (compressed bytes for compressed input).

@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::{open, CaptureError, CaptureReader, Frame};
+use crate::{open, CaptureError, CaptureReader, Frame, MapAhead};
 
 /// Reads several files as one capture, always taking the earliest next frame
 /// (ties go to the earlier file). Frames are renumbered from 1.
@@ -76,6 +76,16 @@ impl MergedReader {
             self.queue.push(Reverse((timestamp, index)));
         }
         Ok(())
+    }
+
+    /// For one mapped file: a handle that maps its pages ahead of this
+    /// reader, for another thread to call with [`MergedReader::bytes_read`]
+    /// (see [`MapAhead`]).
+    pub fn map_ahead(&self) -> Option<MapAhead> {
+        match self.readers.as_slice() {
+            [reader] => reader.map_ahead(),
+            _ => None,
+        }
     }
 
     /// Bytes taken from all the files so far.

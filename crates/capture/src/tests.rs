@@ -637,3 +637,54 @@ fn merge_stops_at_a_broken_file_with_its_name() {
     assert_eq!(error.reason, "truncated packet record (frame 3)");
     assert_eq!(error.offset, 24 + 2 * 36);
 }
+
+/// A pcap file larger than the steps in which a mapped file's pages are
+/// mapped ahead and released, its records of varied lengths and contents.
+fn large_pcap() -> Vec<u8> {
+    let mut file = pcap_file::header(LITTLE, pcap_file::MICROS, 65535, 1);
+    for index in 0..40_000u32 {
+        let len = 60 + (index * 7919 % 1455) as usize;
+        let data: Vec<u8> = (0..len).map(|at| (index as usize + at) as u8).collect();
+        file.extend(pcap_file::record(LITTLE, index, 0, &data, len as u32));
+    }
+    file
+}
+
+#[test]
+fn a_mapped_file_paged_ahead_from_another_thread_reads_like_a_stream() {
+    let bytes = large_pcap();
+    let expected = read_all(bytes.clone()).unwrap();
+    let file = TempFile::new("ahead.pcap", &bytes);
+    let mut reader = MergedReader::open(&[file.name()]).unwrap();
+    let mut map_ahead = reader.map_ahead().expect("a regular file is mapped");
+    let (offsets, received) = std::sync::mpsc::channel();
+    let pager = std::thread::spawn(move || {
+        for offset in received {
+            map_ahead.advance(offset);
+        }
+    });
+    let mut frames = Vec::new();
+    while let Some(frame) = reader.next_frame().unwrap() {
+        frames.push((
+            frame.timestamp_ns,
+            frame.link_type,
+            frame.data.to_vec(),
+            frame.original_len,
+        ));
+        offsets.send(reader.bytes_read()).unwrap();
+    }
+    drop(offsets);
+    pager.join().unwrap();
+    assert_eq!(frames.len(), 40_000);
+    assert!(frames == expected, "frames differ from the stream's");
+    assert_eq!(reader.bytes_read(), bytes.len() as u64);
+}
+
+#[test]
+fn streams_and_several_files_are_not_paged_ahead() {
+    let file = TempFile::new("one.pcap", &pcap_at(LITTLE, &[1, 2]));
+    let both = MergedReader::open(&[file.name(), file.name()]).unwrap();
+    assert!(both.map_ahead().is_none());
+    let stream = CaptureReader::from_reader("stdin", Cursor::new(pcap_at(LITTLE, &[1]))).unwrap();
+    assert!(stream.map_ahead().is_none());
+}

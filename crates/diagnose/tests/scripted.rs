@@ -19,6 +19,7 @@ fn findings(trace: &Trace) -> Vec<Finding> {
         connections: &connections,
         transactions: &[],
         evidence: &evidence,
+        ticks: &[],
     })
 }
 

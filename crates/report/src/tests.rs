@@ -205,6 +205,13 @@ fn sample_transaction(name: Option<String>) -> Transaction {
         request_packets: 1,
         response_packets: 1,
         retransmissions: 0,
+        latency: transactions::Latency {
+            network_ms: 0.5,
+            server_ms: 9.5,
+            ..Default::default()
+        },
+        timeout_resends: 0,
+        timeout_wait_ms: 0.0,
     }
 }
 
@@ -241,6 +248,7 @@ fn detail_goes_to_those_asked_then_the_examples_then_the_largest_and_slowest_in_
         fix: String::new(),
         what_if: String::new(),
         suspected: None,
+        figures: Default::default(),
     };
     let chosen = connections_to_detail(&connections, &transactions, &[finding.clone()], &[5], 10);
     // 5 asked, 2 the example; then largest 1, slowest 3, largest 5 (taken), slowest 4, ...

@@ -210,9 +210,17 @@ impl Connection {
             retransmitted && segment.payload_len > 0,
             flagged.has(EventKind::ZeroWindow),
         ];
+        let marked = HISTORY_LETTERS
+            .iter()
+            .zip(marks)
+            .filter(|(_, hit)| *hit)
+            .fold(0, |bits, (&(bit, _), _)| bits | bit);
         let seen = &mut self.history_seen[direction.index()];
-        for (&(bit, letter), _) in HISTORY_LETTERS.iter().zip(marks).filter(|(_, hit)| *hit) {
-            if *seen & bit == 0 {
+        if marked & !*seen == 0 {
+            return;
+        }
+        for &(bit, letter) in &HISTORY_LETTERS {
+            if marked & bit != 0 && *seen & bit == 0 {
                 *seen |= bit;
                 self.history.push(match direction {
                     Direction::ClientToServer => letter.to_ascii_uppercase(),

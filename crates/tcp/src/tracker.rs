@@ -1,7 +1,5 @@
 //! The connection table: finds each segment's connection instance and runs it.
 
-use std::collections::hash_map::Entry;
-
 use decode::{Endpoint, Segment};
 use rustc_hash::FxHashMap;
 
@@ -39,7 +37,15 @@ pub struct Tracked {
 /// Follows every connection of a capture, one segment at a time.
 #[derive(Default)]
 pub struct Tracker {
-    live: FxHashMap<FlowKey, Connection>,
+    /// Where each live connection lies in `slots`.
+    live: FxHashMap<FlowKey, usize>,
+    /// The live connections, in the order they were opened; a slot freed by
+    /// a sweep is reused.
+    slots: Vec<Option<Connection>>,
+    free_slots: Vec<usize>,
+    /// The previous segment's flow and slot: consecutive segments mostly
+    /// belong to one connection, which is then found without a lookup.
+    last: Option<(FlowKey, usize)>,
     retired: Vec<ConnectionSummary>,
     events: Vec<Event>,
     next_id: u64,
@@ -56,28 +62,27 @@ impl Tracker {
     pub fn process(&mut self, segment: &Segment) -> Tracked {
         self.latest_ns = self.latest_ns.max(segment.timestamp_ns);
         let key = flow_key(segment);
-        let connection = match self.live.entry(key) {
-            Entry::Occupied(entry) => {
-                let current = entry.into_mut();
-                let idle = segment.timestamp_ns - current.last_ns > IDLE_LIMIT_NS;
-                if current.is_reused_by(segment) || idle {
-                    let reused = !idle;
-                    let next = Connection::new(self.next_id, segment);
-                    self.next_id += 1;
-                    self.retired
-                        .push(std::mem::replace(current, next).summary());
-                    if reused {
-                        self.events.push(reused_ports_event(current, segment));
-                    }
-                }
-                current
-            }
-            Entry::Vacant(entry) => {
-                let id = self.next_id;
-                self.next_id += 1;
-                entry.insert(Connection::new(id, segment))
-            }
+        let (slot, opened) = match self.last {
+            Some((last_key, slot)) if last_key == key => (slot, false),
+            _ => self.find_or_open(key, segment),
         };
+        self.last = Some((key, slot));
+        let Some(connection) = self.slots[slot].as_mut() else {
+            unreachable!("a live flow's slot holds its connection");
+        };
+        if !opened {
+            let idle = segment.timestamp_ns - connection.last_ns > IDLE_LIMIT_NS;
+            if connection.is_reused_by(segment) || idle {
+                let reused = !idle;
+                let next = Connection::new(self.next_id, segment);
+                self.next_id += 1;
+                self.retired
+                    .push(std::mem::replace(connection, next).summary());
+                if reused {
+                    self.events.push(reused_ports_event(connection, segment));
+                }
+            }
+        }
         let (direction, flagged, rel) = connection.process(segment);
         for kind in flagged.kinds() {
             self.events.push(Event {
@@ -110,6 +115,28 @@ impl Tracker {
         tracked
     }
 
+    /// The slot of the flow's live connection, or of a new one started by
+    /// this segment (then true).
+    fn find_or_open(&mut self, key: FlowKey, segment: &Segment) -> (usize, bool) {
+        if let Some(&slot) = self.live.get(&key) {
+            return (slot, false);
+        }
+        let connection = Some(Connection::new(self.next_id, segment));
+        self.next_id += 1;
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.slots[slot] = connection;
+                slot
+            }
+            None => {
+                self.slots.push(connection);
+                self.slots.len() - 1
+            }
+        };
+        self.live.insert(key, slot);
+        (slot, true)
+    }
+
     /// Takes the events raised since the last call, in frame order.
     pub fn drain_events(&mut self) -> std::vec::Drain<'_, Event> {
         self.events.drain(..)
@@ -118,26 +145,74 @@ impl Tracker {
     /// Summarizes closed or long-idle connections and frees their state.
     fn sweep(&mut self) {
         self.last_sweep_ns = self.latest_ns;
+        self.last = None;
         let now = self.latest_ns;
-        let retired = &mut self.retired;
-        self.live.retain(|_, connection| {
+        let (slots, free_slots, retired) =
+            (&mut self.slots, &mut self.free_slots, &mut self.retired);
+        self.live.retain(|_, &mut slot| {
+            let Some(connection) = &slots[slot] else {
+                return false;
+            };
             let silent = now - connection.last_ns;
             let done =
                 (connection.is_closed() && silent > CLOSED_LINGER_NS) || silent > IDLE_LIMIT_NS;
             if done {
                 retired.push(connection.summary());
+                slots[slot] = None;
+                free_slots.push(slot);
             }
             !done
         });
     }
 
     /// Every connection's summary, in the order connections were first seen.
-    pub fn finish(mut self) -> Vec<ConnectionSummary> {
-        let mut all = std::mem::take(&mut self.retired);
-        all.extend(self.live.values().map(Connection::summary));
-        all.sort_unstable_by_key(|summary| summary.id);
+    pub fn finish(self) -> Vec<ConnectionSummary> {
+        let mut live: Vec<&Connection> = self.slots.iter().flatten().collect();
+        live.sort_by_cached_key(|connection| connection.id);
+        let live = summarize(&live);
+        let mut retired = self.retired;
+        if retired.is_empty() {
+            return live;
+        }
+        if !retired.windows(2).all(|pair| pair[0].id < pair[1].id) {
+            // Summaries are large: sorting keys and then placing each once moves far less.
+            retired.sort_by_cached_key(|summary| summary.id);
+        }
+        let mut all = Vec::with_capacity(retired.len() + live.len());
+        let mut retired = retired.into_iter().peekable();
+        for summary in live {
+            while let Some(earlier) = retired.next_if(|retired| retired.id < summary.id) {
+                all.push(earlier);
+            }
+            all.push(summary);
+        }
+        all.extend(retired);
         all
     }
+}
+
+/// Past this many connections, summaries are built on two threads, half each.
+const SUMMARIES_ON_TWO_THREADS: usize = 4096;
+
+/// The summaries of `connections`, in their order.
+fn summarize(connections: &[&Connection]) -> Vec<ConnectionSummary> {
+    let summarize_all = |connections: &[&Connection]| -> Vec<ConnectionSummary> {
+        connections
+            .iter()
+            .map(|connection| connection.summary())
+            .collect()
+    };
+    if connections.len() < SUMMARIES_ON_TWO_THREADS {
+        return summarize_all(connections);
+    }
+    let (first, second) = connections.split_at(connections.len() / 2);
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| summarize_all(second));
+        let mut summaries = Vec::with_capacity(connections.len());
+        summaries.extend(first.iter().map(|connection| connection.summary()));
+        summaries.extend(second.join().expect("summarizing thread panicked"));
+        summaries
+    })
 }
 
 fn reused_ports_event(connection: &Connection, segment: &Segment) -> Event {

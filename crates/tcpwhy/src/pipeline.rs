@@ -1,12 +1,12 @@
-//! Runs the stages over the input files on both cores: one thread reads
-//! frames and copies their headers into batches; the other decodes them and
-//! tracks connections.
+//! Runs the stages over the input files on both cores: one thread reads and
+//! decodes frames into batches of segments; the other tracks connections and
+//! maps a mapped file's pages ahead of the reader (see [`capture::MapAhead`]).
 
 use std::sync::mpsc;
 use std::thread;
 
 use capture::{CaptureError, Frame, MergedReader};
-use decode::Skip;
+use decode::{Segment, Skip};
 use diagnose::{Evidence, Finding, Inputs};
 use tcp::{ConnectionSummary, Event, EventKind, Tracked, Tracker};
 use timeline::{Series, Tick, Timeline};
@@ -18,7 +18,8 @@ use crate::progress::Progress;
 const BATCH: usize = 2048;
 /// Batches in flight; bounds the memory between the threads.
 const QUEUE_DEPTH: usize = 16;
-/// Bytes of each frame passed on: enough for link, tunnel, IP and TCP headers.
+/// Bytes of each frame decoded: enough for link, tunnel, IP and TCP headers;
+/// a chain of headers longer than this counts as truncated.
 const HEADER_BYTES: usize = 192;
 
 /// What a pass over the capture produced.
@@ -67,53 +68,46 @@ impl SkipCounts {
     }
 }
 
-/// A frame's metadata, its header bytes kept in the batch's arena.
-struct FrameHeader {
-    number: u64,
-    timestamp_ns: i64,
-    link_type: u32,
-    original_len: u32,
-    source: usize,
-    bytes: std::ops::Range<usize>,
+/// Frames decoded on the reading thread, on their way to the tracking one.
+struct Batch {
+    decoded: Vec<Decoded>,
+    /// Payload starts that may name a transaction (HTTP, TLS), copied out of the frames.
+    payloads: Vec<u8>,
+    /// The reader's offset after the batch's last frame.
+    read_up_to: u64,
 }
 
-#[derive(Default)]
-struct Batch {
-    frames: Vec<FrameHeader>,
-    arena: Vec<u8>,
+struct Decoded {
+    segment: Result<Segment, Skip>,
+    /// Where the segment's payload start lies in the batch's `payloads`; empty for most.
+    payload: std::ops::Range<usize>,
 }
 
 impl Batch {
-    fn with_capacity() -> Self {
+    fn new() -> Self {
         Batch {
-            frames: Vec::with_capacity(BATCH),
-            arena: Vec::with_capacity(BATCH * HEADER_BYTES),
+            decoded: Vec::with_capacity(BATCH),
+            payloads: Vec::new(),
+            read_up_to: 0,
         }
     }
 
     fn push(&mut self, frame: &Frame) {
-        let kept = &frame.data[..frame.data.len().min(HEADER_BYTES)];
-        let start = self.arena.len();
-        self.arena.extend_from_slice(kept);
-        self.frames.push(FrameHeader {
-            number: frame.number,
-            timestamp_ns: frame.timestamp_ns,
-            link_type: frame.link_type,
-            original_len: frame.original_len.max(frame.data.len() as u32),
-            source: frame.source,
-            bytes: start..self.arena.len(),
-        });
+        let segment = decode::decode(frame);
+        let start = self.payloads.len();
+        if let Ok(segment) = &segment {
+            let payload = segment.payload(frame.data);
+            if transactions::name::may_name(payload) {
+                self.payloads.extend_from_slice(payload);
+            }
+        }
+        let payload = start..self.payloads.len();
+        self.decoded.push(Decoded { segment, payload });
     }
 
-    fn frames(&self) -> impl Iterator<Item = Frame<'_>> {
-        self.frames.iter().map(|header| Frame {
-            number: header.number,
-            timestamp_ns: header.timestamp_ns,
-            link_type: header.link_type,
-            data: &self.arena[header.bytes.clone()],
-            original_len: header.original_len,
-            source: header.source,
-        })
+    fn clear(&mut self) {
+        self.decoded.clear();
+        self.payloads.clear();
     }
 }
 
@@ -145,8 +139,11 @@ pub fn analyze_observed(
     mut on_segment: impl FnMut(&decode::Segment, Tracked),
 ) -> Result<Analysis, CaptureError> {
     let reader = MergedReader::open(paths)?;
+    let mut map_ahead = reader.map_ahead();
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
-    let reading = thread::spawn(move || read(reader, sender, progress));
+    // Emptied batches go back to the reader, which then allocates none.
+    let (recycler, recycled) = mpsc::channel::<Batch>();
+    let reading = thread::spawn(move || read(reader, sender, recycled, progress));
     let mut tracker = Tracker::new();
     let wants_transactions = stages.transactions || stages.timeline.is_some() || stages.diagnose;
     let mut builder = wants_transactions.then(Builder::new);
@@ -156,15 +153,18 @@ pub fn analyze_observed(
     let mut timeline =
         timeline_tick.map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick));
     let mut counts = Counts::default();
-    for batch in receiver {
-        for frame in batch.frames() {
-            match decode::decode(&frame) {
+    for mut batch in receiver {
+        if let Some(map_ahead) = &mut map_ahead {
+            map_ahead.advance(batch.read_up_to);
+        }
+        for decoded in &batch.decoded {
+            match &decoded.segment {
                 Ok(segment) => {
                     counts.tcp_segments += 1;
-                    let tracked = tracker.process(&segment);
-                    on_segment(&segment, tracked);
+                    let tracked = tracker.process(segment);
+                    on_segment(segment, tracked);
                     if let Some(builder) = &mut builder {
-                        let payload = segment.payload(frame.data);
+                        let payload = &batch.payloads[decoded.payload.clone()];
                         builder.observe(
                             tracked,
                             segment.timestamp_ns,
@@ -173,10 +173,10 @@ pub fn analyze_observed(
                         );
                     }
                     if let Some(timeline) = &mut timeline {
-                        count_segment(timeline, &segment);
+                        count_segment(timeline, segment);
                     }
                 }
-                Err(skip) => counts.skipped.add(skip),
+                Err(skip) => counts.skipped.add(*skip),
             }
         }
         for event in tracker.drain_events() {
@@ -188,6 +188,8 @@ pub fn analyze_observed(
             }
             on_event(&event);
         }
+        batch.clear();
+        let _ = recycler.send(batch);
     }
     let (frames, error) = reading.join().expect("reader thread panicked");
     counts.frames = frames;
@@ -269,30 +271,43 @@ fn count_ends(
     }
 }
 
-/// Reads frames into batches; returns how many were read and the error that stopped it.
+/// The frame cut to its first [`HEADER_BYTES`], its length on the wire kept.
+fn headers_of(frame: Frame) -> Frame {
+    Frame {
+        data: &frame.data[..frame.data.len().min(HEADER_BYTES)],
+        original_len: frame.original_len.max(frame.data.len() as u32),
+        ..frame
+    }
+}
+
+/// Reads and decodes frames into batches; returns how many were read and the
+/// error that stopped it.
 fn read(
     mut reader: MergedReader,
     sender: mpsc::SyncSender<Batch>,
+    recycled: mpsc::Receiver<Batch>,
     mut progress: Progress,
 ) -> (u64, Option<CaptureError>) {
     let mut frames = 0;
-    let mut batch = Batch::with_capacity();
+    let mut batch = Batch::new();
     let error = loop {
         match reader.next_frame() {
-            Ok(Some(frame)) => batch.push(&frame),
+            Ok(Some(frame)) => batch.push(&headers_of(frame)),
             Ok(None) => break None,
             Err(error) => break Some(error),
         }
-        if batch.frames.len() == BATCH {
+        if batch.decoded.len() == BATCH {
             frames += BATCH as u64;
-            progress.update(reader.bytes_read());
-            let full = std::mem::replace(&mut batch, Batch::with_capacity());
-            if sender.send(full).is_err() {
+            batch.read_up_to = reader.bytes_read();
+            progress.update(batch.read_up_to);
+            let next = recycled.try_recv().unwrap_or_else(|_| Batch::new());
+            if sender.send(std::mem::replace(&mut batch, next)).is_err() {
                 break None;
             }
         }
     };
-    frames += batch.frames.len() as u64;
+    frames += batch.decoded.len() as u64;
+    batch.read_up_to = reader.bytes_read();
     let _ = sender.send(batch);
     progress.finish();
     (frames, error)

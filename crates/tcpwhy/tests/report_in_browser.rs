@@ -183,14 +183,19 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
         timeline.add(segment.timestamp_ns, timeline::Series::Packets, 1);
         timeline.add(segment.timestamp_ns, timeline::Series::Bytes, 100);
         let tracked = tracker.process(&segment);
-        builder.observe(tracked, segment.timestamp_ns, segment.payload_len);
+        builder.observe(
+            tracked,
+            segment.timestamp_ns,
+            segment.payload_len,
+            segment.payload(frame.data),
+        );
         collector.observe(&segment, tracked);
     }
     let mut connections = tracker.finish();
     connections[0].client = format!("{HOSTILE_SCRIPT}:1");
     connections[0].server = format!("{HOSTILE_ATTRIBUTE}:80");
     connections[0].history = HOSTILE_SCRIPT.to_string();
-    let mut transactions = builder.finish();
+    let mut transactions = builder.finish(&connections);
     assert!(!transactions.is_empty());
     for transaction in &mut transactions {
         transaction.name = Some(format!("GET /{HOSTILE_SCRIPT} {HOSTILE_ATTRIBUTE}"));
@@ -210,6 +215,7 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
         fix: HOSTILE_ATTRIBUTE.to_string(),
         what_if: HOSTILE_SCRIPT.to_string(),
         suspected: Some(HOSTILE_ATTRIBUTE.to_string()),
+        figures: Default::default(),
     };
     let files = vec![format!("{HOSTILE_SCRIPT}.pcap")];
     let report = report::Report {

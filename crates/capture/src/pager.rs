@@ -1,0 +1,73 @@
+//! The page-table work of reading a mapped file. [`Releaser`] drops the pages
+//! behind the reader, so resident memory stays small however large the file.
+//! [`MapAhead`] maps pages into the process before the reader reaches them;
+//! called from another thread, it takes that share of the kernel's work off
+//! the reading thread, which then rarely faults.
+
+use std::sync::Arc;
+
+use memmap2::{Advice, Mmap, UncheckedAdvice};
+
+/// Pages are released behind the reader in steps of this size.
+const RELEASE_STEP: usize = 16 << 20;
+/// How far ahead of the reader pages are mapped.
+const MAP_AHEAD: usize = 32 << 20;
+/// Pages are mapped ahead in steps of this size.
+const MAP_STEP: usize = 4 << 20;
+const PAGE: usize = 4096;
+
+pub(crate) struct Releaser {
+    map: Arc<Mmap>,
+    /// Where the pages still mapped into this process begin.
+    released: usize,
+}
+
+impl Releaser {
+    pub(crate) fn new(map: Arc<Mmap>) -> Self {
+        Releaser { map, released: 0 }
+    }
+
+    /// Releases whole steps of pages before `offset`, which the reader has left.
+    pub(crate) fn release_before(&mut self, offset: usize) {
+        let left = offset / PAGE * PAGE;
+        if left - self.released < RELEASE_STEP {
+            return;
+        }
+        // Safety: these pages lie before every slice still handed out.
+        let _ = unsafe {
+            self.map.unchecked_advise_range(
+                UncheckedAdvice::DontNeed,
+                self.released,
+                left - self.released,
+            )
+        };
+        self.released = left;
+    }
+}
+
+/// Maps a mapped file's pages ahead of its reader, from another thread.
+pub struct MapAhead {
+    map: Arc<Mmap>,
+    /// Where the pages not yet mapped ahead begin.
+    mapped: usize,
+}
+
+impl MapAhead {
+    pub(crate) fn new(map: Arc<Mmap>) -> Self {
+        MapAhead { map, mapped: 0 }
+    }
+
+    /// The reader is at `offset`: maps the pages up to [`MAP_AHEAD`] beyond it.
+    pub fn advance(&mut self, offset: u64) {
+        let len = self.map.len();
+        let offset = usize::try_from(offset).map_or(len, |offset| offset.min(len));
+        let target = offset.saturating_add(MAP_AHEAD).min(len);
+        while self.mapped < target {
+            let start = self.mapped.max(offset / PAGE * PAGE);
+            let step = MAP_STEP.min(len - start);
+            // A failure (a kernel before 5.14) leaves the reader to fault the pages in.
+            let _ = self.map.advise_range(Advice::PopulateRead, start, step);
+            self.mapped = start + step;
+        }
+    }
+}
