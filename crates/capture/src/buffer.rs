@@ -73,7 +73,7 @@ impl StreamBuffer {
     /// reader (see [`MapAhead`]).
     pub fn map_ahead(&self) -> Option<MapAhead> {
         match &self.backing {
-            Backing::Mapped { map, .. } => Some(MapAhead::new(Arc::clone(map))),
+            Backing::Mapped { releaser, .. } => Some(releaser.map_ahead()),
             Backing::Stream { .. } => None,
         }
     }

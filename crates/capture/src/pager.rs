@@ -4,6 +4,7 @@
 //! called from another thread, it takes that share of the kernel's work off
 //! the reading thread, which then rarely faults.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use memmap2::{Advice, Mmap, UncheckedAdvice};
@@ -18,52 +19,65 @@ const PAGE: usize = 4096;
 
 pub(crate) struct Releaser {
     map: Arc<Mmap>,
-    /// Where the pages still mapped into this process begin.
-    released: usize,
+    /// Where the pages still mapped into this process begin; shared with
+    /// [`MapAhead`], which must not map pages back in behind it.
+    released: Arc<AtomicUsize>,
 }
 
 impl Releaser {
     pub(crate) fn new(map: Arc<Mmap>) -> Self {
-        Releaser { map, released: 0 }
+        Releaser {
+            map,
+            released: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// A handle that maps pages ahead of the reader this releaser follows.
+    pub(crate) fn map_ahead(&self) -> MapAhead {
+        MapAhead {
+            map: Arc::clone(&self.map),
+            released: Arc::clone(&self.released),
+            mapped: 0,
+        }
     }
 
     /// Releases whole steps of pages before `offset`, which the reader has left.
     pub(crate) fn release_before(&mut self, offset: usize) {
         let left = offset / PAGE * PAGE;
-        if left - self.released < RELEASE_STEP {
+        let released = self.released.load(Ordering::Relaxed);
+        if left - released < RELEASE_STEP {
             return;
         }
         // Safety: these pages lie before every slice still handed out.
         let _ = unsafe {
-            self.map.unchecked_advise_range(
-                UncheckedAdvice::DontNeed,
-                self.released,
-                left - self.released,
-            )
+            self.map
+                .unchecked_advise_range(UncheckedAdvice::DontNeed, released, left - released)
         };
-        self.released = left;
+        self.released.store(left, Ordering::Relaxed);
     }
 }
 
 /// Maps a mapped file's pages ahead of its reader, from another thread.
 pub struct MapAhead {
     map: Arc<Mmap>,
+    released: Arc<AtomicUsize>,
     /// Where the pages not yet mapped ahead begin.
     mapped: usize,
 }
 
 impl MapAhead {
-    pub(crate) fn new(map: Arc<Mmap>) -> Self {
-        MapAhead { map, mapped: 0 }
-    }
-
-    /// The reader is at `offset`: maps the pages up to [`MAP_AHEAD`] beyond it.
+    /// The reader was at `offset` (it may have moved on since): maps the
+    /// pages up to [`MAP_AHEAD`] beyond it, never those already released.
     pub fn advance(&mut self, offset: u64) {
         let len = self.map.len();
         let offset = usize::try_from(offset).map_or(len, |offset| offset.min(len));
         let target = offset.saturating_add(MAP_AHEAD).min(len);
+        let floor = self
+            .released
+            .load(Ordering::Relaxed)
+            .max(offset / PAGE * PAGE);
         while self.mapped < target {
-            let start = self.mapped.max(offset / PAGE * PAGE);
+            let start = self.mapped.max(floor);
             let step = MAP_STEP.min(len - start);
             // A failure (a kernel before 5.14) leaves the reader to fault the pages in.
             let _ = self.map.advise_range(Advice::PopulateRead, start, step);

@@ -247,10 +247,13 @@ fn report_then(
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
     write(&mut out, input.format.into(), &analysis)?;
     out.flush()?;
-    Ok(match &analysis.error {
+    let code = match &analysis.error {
         Some(error) => bad_input(error),
         None => exit_code(&analysis),
-    })
+    };
+    // The process ends next: freeing every summary one by one would only cost time.
+    std::mem::forget(analysis);
+    Ok(code)
 }
 
 fn diagnose(args: &DiagnoseArgs) -> io::Result<ExitCode> {
