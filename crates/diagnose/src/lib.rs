@@ -88,11 +88,18 @@ pub struct Inputs<'a> {
 }
 
 impl Inputs<'_> {
-    /// The time at stake: all transaction time, or all connection time without transactions.
+    /// The time at stake: all transaction time and the time connections spent
+    /// opening (or failing to), or all connection time when neither was seen.
     fn total_ms(&self) -> f64 {
         let transactions: f64 = self.transactions.iter().map(|t| t.duration_ms).sum();
-        if transactions > 0.0 {
-            return transactions;
+        let setups: f64 = self
+            .connections
+            .iter()
+            .filter(|c| c.handshake.syn_ns.is_some())
+            .map(detectors::setup_wait_ms)
+            .sum();
+        if transactions + setups > 0.0 {
+            return transactions + setups;
         }
         self.connections.iter().map(|c| c.duration_ms).sum()
     }

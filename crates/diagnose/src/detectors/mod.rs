@@ -18,6 +18,7 @@ use tcp::ConnectionSummary;
 use transactions::Transaction;
 
 pub use rate_limit::rate_limits;
+pub(crate) use setup::setup_wait_ms;
 
 use crate::{Finding, Inputs, Severity};
 use delayed_ack::Side;

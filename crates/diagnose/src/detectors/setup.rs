@@ -249,7 +249,7 @@ fn counted(count: usize, noun: &str) -> String {
 }
 
 /// SYN to SYN-ACK for an answered connection; first to last packet otherwise.
-fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
+pub(crate) fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
     let handshake = &connection.handshake;
     let syn = handshake.syn_ns.unwrap_or(connection.first_ns);
     let end = handshake.syn_ack_ns.unwrap_or(connection.last_ns);
