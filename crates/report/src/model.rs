@@ -8,7 +8,7 @@ use diagnose::Finding;
 use serde::Serialize;
 use tcp::ConnectionSummary;
 use timeline::Tick;
-use transactions::Transaction;
+use transactions::{Durations, Transaction};
 
 use crate::detail::{ConnectionDetail, Packet};
 use crate::Report;
@@ -355,7 +355,7 @@ impl TypeIndex {
         self.names
             .iter()
             .zip(durations)
-            .map(|(name, ms)| TypeStats::new(name.clone(), ms))
+            .filter_map(|(name, ms)| TypeStats::new(name.clone(), ms))
             .collect()
     }
 }
@@ -364,14 +364,10 @@ impl TypeIndex {
 #[derive(Serialize)]
 struct TypeStats {
     name: String,
-    count: usize,
+    #[serde(flatten)]
+    durations: Durations,
     total_ms: f64,
-    min_ms: f64,
-    mean_ms: f64,
-    p50_ms: f64,
-    p90_ms: f64,
     p99_ms: f64,
-    max_ms: f64,
     /// Counts per bin; bin `first_bin + i` holds durations from
     /// 10^((first_bin+i)/bins_per_decade) ms to the next bin's start.
     histogram: Vec<u64>,
@@ -384,29 +380,22 @@ fn histogram_bin(ms: f64) -> i32 {
 }
 
 impl TypeStats {
-    fn new(name: String, mut ms: Vec<f64>) -> Self {
-        ms.sort_by(f64::total_cmp);
-        let at = |q: f64| round3(ms[((ms.len() - 1) as f64 * q).round() as usize]);
-        let total: f64 = ms.iter().sum();
-        let first_bin = histogram_bin(ms[0]);
-        let mut histogram = vec![0u64; (histogram_bin(ms[ms.len() - 1]) - first_bin + 1) as usize];
+    fn new(name: String, mut ms: Vec<f64>) -> Option<Self> {
+        let durations = Durations::of(&mut ms)?;
+        let first_bin = histogram_bin(durations.min_ms);
+        let mut histogram = vec![0u64; (histogram_bin(durations.max_ms) - first_bin + 1) as usize];
         for &value in &ms {
             histogram[(histogram_bin(value) - first_bin) as usize] += 1;
         }
-        TypeStats {
+        Some(TypeStats {
             name,
-            count: ms.len(),
-            total_ms: round3(total),
-            min_ms: at(0.0),
-            mean_ms: round3(total / ms.len() as f64),
-            p50_ms: at(0.5),
-            p90_ms: at(0.9),
-            p99_ms: at(0.99),
-            max_ms: at(1.0),
+            total_ms: round3(ms.iter().sum()),
+            p99_ms: round3(ms[((ms.len() - 1) as f64 * 0.99).round() as usize]),
+            durations,
             histogram,
             first_bin,
             bins_per_decade: BINS_PER_DECADE,
-        }
+        })
     }
 }
 

@@ -65,21 +65,25 @@ fn grouped<'a>(
     }
     let mut rows: Vec<(String, Durations)> = groups
         .into_iter()
-        .map(|(key, values)| (key.to_string(), durations(values)))
+        .filter_map(|(key, mut values)| Some((key.to_string(), Durations::of(&mut values)?)))
         .collect();
     rows.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(&b.0)));
     rows
 }
 
-fn durations(mut values: Vec<f64>) -> Durations {
-    values.sort_by(f64::total_cmp);
-    let at = |share: f64| values[((values.len() - 1) as f64 * share).round() as usize];
-    Durations {
-        count: values.len() as u64,
-        min_ms: values[0],
-        mean_ms: values.iter().sum::<f64>() / values.len() as f64,
-        p50_ms: at(0.5),
-        p90_ms: at(0.9),
-        max_ms: values[values.len() - 1],
+impl Durations {
+    /// The statistics of `values`, which it leaves sorted; none for no values.
+    pub fn of(values: &mut [f64]) -> Option<Durations> {
+        values.sort_by(f64::total_cmp);
+        let (&min_ms, &max_ms) = (values.first()?, values.last()?);
+        let at = |share: f64| values[((values.len() - 1) as f64 * share).round() as usize];
+        Some(Durations {
+            count: values.len() as u64,
+            min_ms,
+            mean_ms: values.iter().sum::<f64>() / values.len() as f64,
+            p50_ms: at(0.5),
+            p90_ms: at(0.9),
+            max_ms,
+        })
     }
 }
