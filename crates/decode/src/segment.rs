@@ -10,6 +10,24 @@ pub struct Endpoint {
     pub port: u16,
 }
 
+impl From<std::net::SocketAddr> for Endpoint {
+    fn from(address: std::net::SocketAddr) -> Self {
+        Endpoint {
+            ip: address.ip(),
+            port: address.port(),
+        }
+    }
+}
+
+/// `10.0.0.1:80` or `[2001:db8::1]:443`, as `Display` writes it.
+impl std::str::FromStr for Endpoint {
+    type Err = std::net::AddrParseError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        text.parse::<std::net::SocketAddr>().map(Endpoint::from)
+    }
+}
+
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.ip {

@@ -1,26 +1,15 @@
 //! Findings on scripted traces whose cause is known by construction: SYN
 //! options stripped or clamped on the way, and an MTU black hole.
 
-use diagnose::{Evidence, Finding, Inputs};
+use diagnose::Finding;
 use synth::{Conversation, Side, TcpOption, Trace};
-use tcp::Tracker;
 
 fn findings(trace: &Trace) -> Vec<Finding> {
-    let mut tracker = Tracker::new();
-    let mut evidence = Evidence::default();
-    for frame in trace.captured_frames() {
-        tracker.process(&decode::decode(&frame).expect("scripted frames are TCP"));
-        for event in tracker.drain_events() {
-            evidence.record(&event);
-        }
-    }
-    let connections = tracker.finish();
-    diagnose::diagnose(&Inputs {
-        connections: &connections,
-        transactions: &[],
-        evidence: &evidence,
-        ticks: &[],
-    })
+    let stages = pipeline::Stages {
+        diagnose: true,
+        ..pipeline::Stages::default()
+    };
+    pipeline::analyze_frames(trace.captured_frames(), stages).findings
 }
 
 fn of_kind<'a>(found: &'a [Finding], kind: &str) -> Option<&'a Finding> {

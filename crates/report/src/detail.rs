@@ -1,17 +1,16 @@
 //! Packet-level detail of a few chosen connections, for the per-connection
-//! charts (window and bytes in flight, RTT, time-sequence, ladder).
+//! charts (window and bytes in flight, RTT, time-sequence, ladder), kept from
+//! the `tcp` stage's own view of each segment: relative sequence numbers,
+//! scaled windows, bytes in flight and round trips are `tcp`'s, not recomputed.
 //!
 //! Memory is bounded: at most [`MAX_CONNECTIONS`] connections, and per
 //! connection the first [`LADDER_PACKETS`] packets in full, an evenly thinned
 //! sample of at most [`MAX_POINTS`] packets over the whole connection, up to
 //! [`MAX_RESENT`] retransmissions, and at most [`MAX_POINTS`] RTT samples.
 
-use std::collections::VecDeque;
-
-use decode::Segment;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
-use tcp::{Direction, Tracked};
+use tcp::{Direction, SegmentView};
 
 /// Connections detailed at most.
 pub const MAX_CONNECTIONS: usize = 100;
@@ -21,8 +20,6 @@ pub const MAX_POINTS: usize = 2000;
 pub const LADDER_PACKETS: usize = 300;
 /// Retransmitted packets kept per connection besides the sample.
 pub const MAX_RESENT: usize = 500;
-/// Unacknowledged segments remembered per direction for RTT samples.
-const RTT_QUEUE: usize = 4096;
 
 /// One packet of a detailed connection.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -106,23 +103,8 @@ impl<T> Thinned<T> {
     }
 }
 
-/// Sequence state of one direction.
-#[derive(Debug, Clone, Default)]
-struct Side {
-    isn: Option<u32>,
-    window_scale: Option<u8>,
-    /// Highest relative sequence end sent.
-    sent_end: u32,
-    /// Highest relative ACK received from the peer.
-    acked: u32,
-    /// (relative sequence end, time sent) of first transmissions not yet acknowledged.
-    unacked: VecDeque<(u32, i64)>,
-}
-
 #[derive(Debug, Clone)]
 struct Collecting {
-    sides: [Side; 2],
-    both_scale: bool,
     ladder: Vec<Packet>,
     sample: Thinned<Packet>,
     resent: Vec<Packet>,
@@ -133,8 +115,6 @@ struct Collecting {
 impl Collecting {
     fn new() -> Self {
         Collecting {
-            sides: [Side::default(), Side::default()],
-            both_scale: false,
             ladder: Vec::new(),
             sample: Thinned::new(),
             resent: Vec::new(),
@@ -143,98 +123,37 @@ impl Collecting {
         }
     }
 
-    fn observe(&mut self, segment: &Segment, tracked: Tracked) {
-        let from_client = tracked.direction == Direction::ClientToServer;
-        let (me, peer) = if from_client { (0, 1) } else { (1, 0) };
-        if segment.flags.syn() {
-            self.sides[me].isn = Some(segment.seq);
-            self.sides[me].window_scale = segment.options.window_scale;
-            self.both_scale = self.sides.iter().all(|side| side.window_scale.is_some());
-        }
-        let isn = *self.sides[me].isn.get_or_insert(segment.seq);
-        let seq = segment.seq.wrapping_sub(isn);
-        let ack = match (segment.flags.ack(), self.sides[peer].isn) {
-            (true, Some(peer_isn)) => segment.ack.wrapping_sub(peer_isn),
-            _ => 0,
-        };
-        if let Some(rtt_ns) = self.acknowledge(peer, ack, segment) {
+    fn observe(&mut self, view: &SegmentView) {
+        let from_client = view.direction == Direction::ClientToServer;
+        if let Some(rtt_ns) = view.rtt_sample_ns {
             self.rtt.push(RttSample {
-                timestamp_ns: segment.timestamp_ns,
+                timestamp_ns: view.timestamp_ns,
                 from_client: !from_client,
                 rtt_ns,
             });
         }
-        let span =
-            segment.payload_len + u32::from(segment.flags.syn()) + u32::from(segment.flags.fin());
-        self.send(me, seq, span, segment.timestamp_ns, tracked.resent);
-        let side = &self.sides[me];
         let packet = Packet {
-            frame: segment.frame,
-            timestamp_ns: segment.timestamp_ns,
+            frame: view.frame,
+            timestamp_ns: view.timestamp_ns,
             from_client,
-            seq,
-            ack,
-            len: segment.payload_len,
-            flags: segment.flags.0,
-            window: self.scaled_window(me, segment),
-            in_flight: u64::from(side.sent_end.wrapping_sub(side.acked).min(i32::MAX as u32)),
-            resent: tracked.resent,
+            seq: view.seq,
+            ack: view.ack,
+            len: view.len,
+            flags: view.flags.0,
+            window: view.window,
+            in_flight: view.in_flight.unwrap_or(0),
+            resent: view.resent(),
         };
         if self.ladder.len() < LADDER_PACKETS {
             self.ladder.push(packet);
         }
         self.sample.push(packet);
-        if tracked.resent {
+        if packet.resent {
             self.resent_seen += 1;
             if self.resent.len() < MAX_RESENT {
                 self.resent.push(packet);
             }
         }
-    }
-
-    fn scaled_window(&self, me: usize, segment: &Segment) -> u64 {
-        let shift = match self.sides[me].window_scale {
-            Some(shift) if self.both_scale && !segment.flags.syn() => shift.min(14),
-            _ => 0,
-        };
-        u64::from(segment.window) << shift
-    }
-
-    /// Records what `me` sent; a retransmission makes pending RTT samples ambiguous (Karn).
-    fn send(&mut self, me: usize, seq: u32, span: u32, at_ns: i64, resent: bool) {
-        let side = &mut self.sides[me];
-        let end = seq.wrapping_add(span);
-        if resent {
-            side.unacked.clear();
-            return;
-        }
-        if span > 0 && is_after(end, side.sent_end) {
-            side.sent_end = end;
-            if side.unacked.len() == RTT_QUEUE {
-                side.unacked.pop_front();
-            }
-            side.unacked.push_back((end, at_ns));
-        }
-    }
-
-    /// Takes an ACK for `sender`'s data; returns the round trip of the newest segment it covers.
-    fn acknowledge(&mut self, sender: usize, ack: u32, segment: &Segment) -> Option<i64> {
-        if !segment.flags.ack() {
-            return None;
-        }
-        let side = &mut self.sides[sender];
-        if is_after(ack, side.acked) {
-            side.acked = ack;
-        }
-        let mut newest = None;
-        while let Some(&(end, sent_ns)) = side.unacked.front() {
-            if is_after(end, ack) {
-                break;
-            }
-            newest = Some(segment.timestamp_ns - sent_ns);
-            side.unacked.pop_front();
-        }
-        newest
     }
 
     fn finish(self, connection: u64) -> ConnectionDetail {
@@ -250,11 +169,6 @@ impl Collecting {
             rtt_stride: self.rtt.stride,
         }
     }
-}
-
-/// `a` is later than `b` in sequence space.
-fn is_after(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) > 0
 }
 
 /// Collects detail of the wanted connections as segments pass.
@@ -273,14 +187,14 @@ impl Collector {
         }
     }
 
-    pub fn observe(&mut self, segment: &Segment, tracked: Tracked) {
-        if !self.wanted.contains(&tracked.connection) {
+    pub fn observe(&mut self, view: &SegmentView) {
+        if !self.wanted.contains(&view.connection) {
             return;
         }
         self.collecting
-            .entry(tracked.connection)
+            .entry(view.connection)
             .or_insert_with(Collecting::new)
-            .observe(segment, tracked);
+            .observe(view);
     }
 
     /// The detail kept, by connection id.

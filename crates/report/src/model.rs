@@ -24,7 +24,6 @@ pub const MAX_WATERFALL: usize = 300;
 /// Histogram bins per decade of milliseconds.
 const BINS_PER_DECADE: f64 = 5.0;
 const OTHER_TYPES: &str = "(other types)";
-const FAILED_STATES: [&str; 4] = ["S0", "REJ", "RSTOS0", "SH"];
 const NS_PER_DAY: i64 = 86_400_000_000_000;
 
 #[derive(Serialize)]
@@ -144,12 +143,12 @@ pub fn sample(count: usize, budget: usize, priority: impl Fn(usize) -> bool) -> 
 #[derive(Serialize)]
 struct Connections<'a> {
     id: Vec<u64>,
-    client: Vec<&'a str>,
-    server: Vec<&'a str>,
+    client: Vec<String>,
+    server: Vec<String>,
     roles_guessed: Vec<bool>,
-    state: Vec<&'static str>,
+    state: Vec<tcp::ConnState>,
     history: Vec<&'a str>,
-    close: Vec<&'static str>,
+    close: Vec<tcp::CloseHow>,
     start: Vec<f64>,
     duration_ms: Vec<f64>,
     setup_ms: Vec<Option<f64>>,
@@ -193,8 +192,8 @@ impl<'a> Connections<'a> {
         };
         Connections {
             id: conns.iter().map(|c| c.id).collect(),
-            client: conns.iter().map(|c| c.client.as_str()).collect(),
-            server: conns.iter().map(|c| c.server.as_str()).collect(),
+            client: conns.iter().map(|c| c.client.to_string()).collect(),
+            server: conns.iter().map(|c| c.server.to_string()).collect(),
             roles_guessed: conns.iter().map(|c| c.roles_guessed).collect(),
             state: conns.iter().map(|c| c.state).collect(),
             history: conns.iter().map(|c| c.history.as_str()).collect(),
@@ -236,14 +235,8 @@ fn setup_ms(c: &ConnectionSummary) -> Option<f64> {
 }
 
 fn rtt_ms(c: &ConnectionSummary) -> Option<f64> {
-    [
-        c.client_to_server.rtt.median_ms,
-        c.server_to_client.rtt.median_ms,
-    ]
-    .into_iter()
-    .flatten()
-    .reduce(f64::min)
-    .map(|ms| (ms * 1e3).round() / 1e3)
+    let round_trip = c.rtt().round_trip_ms();
+    (round_trip > 0.0).then(|| round3(round_trip))
 }
 
 /// How a connection's setup went.
@@ -257,11 +250,11 @@ enum SetupOutcome {
 }
 
 fn setup_outcome(c: &ConnectionSummary) -> SetupOutcome {
-    if FAILED_STATES.contains(&c.state) {
+    if c.state.failed_setup() {
         SetupOutcome::Failed
     } else if !c.handshake.syn_retries_ns.is_empty() {
         SetupOutcome::Retried
-    } else if c.close.how == "rst" {
+    } else if c.close.how == tcp::CloseHow::Rst {
         SetupOutcome::Reset
     } else {
         SetupOutcome::Established

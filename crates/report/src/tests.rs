@@ -68,8 +68,7 @@ fn details_of(trace: &synth::Trace) -> Vec<ConnectionDetail> {
     let mut collector = Collector::for_connections(&[0]);
     for frame in trace.captured_frames() {
         let segment = decode::decode(&frame).unwrap();
-        let tracked = tracker.process(&segment);
-        collector.observe(&segment, tracked);
+        collector.observe(&tracker.process(&segment));
     }
     collector.finish()
 }
@@ -125,7 +124,7 @@ fn a_report_carries_every_capture_string_only_inside_its_json_block() {
     conn.send(&mut trace, synth::Side::Server, 30.0, 100);
     let details = details_of(&trace);
     let mut connection = sample_connection();
-    connection.client = HOSTILE.to_string();
+    connection.history = HOSTILE.to_string();
     let transaction = sample_transaction(Some(HOSTILE.to_string()));
     let files = vec![HOSTILE.to_string()];
     let mut html = Vec::new();
@@ -164,19 +163,19 @@ fn a_report_carries_every_capture_string_only_inside_its_json_block() {
 fn sample_connection() -> ConnectionSummary {
     ConnectionSummary {
         id: 0,
-        client: "10.0.0.1:40000".into(),
-        server: "10.0.0.2:80".into(),
+        client: "10.0.0.1:40000".parse().unwrap(),
+        server: "10.0.0.2:80".parse().unwrap(),
         roles_guessed: false,
         first_frame: 1,
         last_frame: 5,
         first_ns: 1_767_225_600_000_000_000,
         last_ns: 1_767_225_600_030_000_000,
         duration_ms: 30.0,
-        state: "S1",
+        state: tcp::ConnState::S1,
         history: "ShAD".into(),
         close: tcp::Close {
             by: None,
-            how: "open",
+            how: tcp::CloseHow::Open,
             frame: None,
         },
         handshake: tcp::Handshake::default(),

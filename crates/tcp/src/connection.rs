@@ -2,9 +2,10 @@
 
 use decode::{Endpoint, Flags, Segment};
 
-use crate::direction::{self, Flagged, Half, Relative, WindowScale};
-use crate::event::{Direction, EventKind};
-use crate::summary::{Close, ConnectionSummary, Handshake, SynOptions};
+use crate::direction::{self, Half, Relative, WindowScale};
+use crate::event::{Direction, EventKind, EventSet};
+use crate::summary::{Close, CloseHow, ConnState, ConnectionSummary, Handshake, Role, SynOptions};
+use crate::view::SegmentView;
 
 /// Zeek's history letters, in the order they are listed per direction.
 const HISTORY_LETTERS: [(u8, char); 8] = [
@@ -90,8 +91,8 @@ impl Connection {
         half.base_seq().is_some_and(|isn| isn != segment.seq)
     }
 
-    /// Analyses one segment; returns the flags it raised, and its relative figures.
-    pub fn process(&mut self, segment: &Segment) -> (Direction, Flagged, Relative) {
+    /// Analyses one segment; returns what it made of it.
+    pub fn process(&mut self, segment: &Segment) -> SegmentView {
         let direction = self.direction_of(segment);
         self.last_frame = segment.frame;
         self.last_ns = self.last_ns.max(segment.timestamp_ns);
@@ -116,11 +117,25 @@ impl Connection {
         if syn_retry {
             flagged.raise(EventKind::SynRetransmission);
         }
-        track_rtt(fwd, rev, segment, rel, flagged);
+        let rtt_sample_ns = track_rtt(fwd, rev, segment, rel, flagged);
         direction::count(fwd, rev, segment, rel, flagged);
+        let in_flight = fwd.in_flight(rev);
         self.track_history(segment, direction, flagged);
         self.track_close(segment, direction);
-        (direction, flagged, rel)
+        SegmentView {
+            frame: segment.frame,
+            timestamp_ns: segment.timestamp_ns,
+            connection: self.id,
+            direction,
+            seq: rel.seq,
+            ack: rel.ack,
+            len: rel.len,
+            flags: segment.flags,
+            window: rel.window,
+            in_flight,
+            events: flagged,
+            rtt_sample_ns,
+        }
     }
 
     /// Duplicate ACKs in a row so far from `direction`.
@@ -195,11 +210,9 @@ impl Connection {
         self.halves[1].scale = server_scale;
     }
 
-    fn track_history(&mut self, segment: &Segment, direction: Direction, flagged: Flagged) {
+    fn track_history(&mut self, segment: &Segment, direction: Direction, flagged: EventSet) {
         let flags = segment.flags;
-        let retransmitted = flagged.has(EventKind::Retransmission)
-            || flagged.has(EventKind::FastRetransmission)
-            || flagged.has(EventKind::SpuriousRetransmission);
+        let retransmitted = flagged.resent();
         let marks = [
             flags.syn() && !flags.ack(),
             flags.syn() && flags.ack(),
@@ -244,8 +257,8 @@ impl Connection {
     pub fn summary(&self) -> ConnectionSummary {
         ConnectionSummary {
             id: self.id,
-            client: self.client.to_string(),
-            server: self.server.to_string(),
+            client: self.client,
+            server: self.server,
             roles_guessed: self.roles_guessed,
             first_frame: self.first_frame,
             last_frame: self.last_frame,
@@ -273,44 +286,44 @@ impl Connection {
 
     fn close(&self) -> Close {
         let first_of = |frames: [Option<u64>; 2]| match frames {
-            [Some(client), Some(server)] if server < client => Some(("server", server)),
-            [Some(client), _] => Some(("client", client)),
-            [None, Some(server)] => Some(("server", server)),
+            [Some(client), Some(server)] if server < client => Some((Role::Server, server)),
+            [Some(client), _] => Some((Role::Client, client)),
+            [None, Some(server)] => Some((Role::Server, server)),
             [None, None] => None,
         };
         let (by, how, frame) = match (first_of(self.rst_frame), first_of(self.fin_frame)) {
-            (Some((by, frame)), _) => (Some(by), "rst", Some(frame)),
-            (None, Some((by, frame))) => (Some(by), "fin", Some(frame)),
-            (None, None) => (None, "open", None),
+            (Some((by, frame)), _) => (Some(by), CloseHow::Rst, Some(frame)),
+            (None, Some((by, frame))) => (Some(by), CloseHow::Fin, Some(frame)),
+            (None, None) => (None, CloseHow::Open, None),
         };
         Close { by, how, frame }
     }
 
     /// Zeek's conn_state, from what the capture shows of the handshake and close.
-    fn zeek_state(&self) -> &'static str {
+    fn zeek_state(&self) -> ConnState {
         let syn = self.handshake.syn_ns.is_some();
         let syn_ack = self.handshake.syn_ack_ns.is_some();
         let [client_rst, server_rst] = self.rst_frame.map(|frame| frame.is_some());
         let [client_fin, server_fin] = self.fin_frame.map(|frame| frame.is_some());
         let server_data = self.halves[1].stats.payload_bytes > 0;
         match (syn, syn_ack) {
-            (false, false) => "OTH",
-            (true, false) if server_rst && !server_data => "REJ",
-            (true, false) if client_rst => "RSTOS0",
-            (true, false) if client_fin => "SH",
-            (true, false) if self.halves[1].stats.packets == 0 => "S0",
-            (true, false) => "OTH",
-            (false, true) if server_rst => "RSTRH",
-            (false, true) if server_fin => "SHR",
-            (false, true) => "OTH",
+            (false, false) => ConnState::OTH,
+            (true, false) if server_rst && !server_data => ConnState::REJ,
+            (true, false) if client_rst => ConnState::RSTOS0,
+            (true, false) if client_fin => ConnState::SH,
+            (true, false) if self.halves[1].stats.packets == 0 => ConnState::S0,
+            (true, false) => ConnState::OTH,
+            (false, true) if server_rst => ConnState::RSTRH,
+            (false, true) if server_fin => ConnState::SHR,
+            (false, true) => ConnState::OTH,
             (true, true) => match (client_rst, server_rst, client_fin, server_fin) {
-                (true, _, _, _) if self.rst_first_from_client() => "RSTO",
-                (_, true, _, _) => "RSTR",
-                (true, _, _, _) => "RSTO",
-                (_, _, true, true) => "SF",
-                (_, _, true, false) => "S2",
-                (_, _, false, true) => "S3",
-                _ => "S1",
+                (true, _, _, _) if self.rst_first_from_client() => ConnState::RSTO,
+                (_, true, _, _) => ConnState::RSTR,
+                (true, _, _, _) => ConnState::RSTO,
+                (_, _, true, true) => ConnState::SF,
+                (_, _, true, false) => ConnState::S2,
+                (_, _, false, true) => ConnState::S3,
+                _ => ConnState::S1,
             },
         }
     }
@@ -324,19 +337,26 @@ impl Connection {
     }
 }
 
-fn track_rtt(fwd: &mut Half, rev: &mut Half, segment: &Segment, rel: Relative, flagged: Flagged) {
-    let resent = flagged.has(EventKind::Retransmission)
-        || flagged.has(EventKind::FastRetransmission)
-        || flagged.has(EventKind::SpuriousRetransmission);
-    if resent {
+/// Feeds the round-trip trackers; returns the sample this segment's ACK took
+/// of the peer's data, if it took one.
+fn track_rtt(
+    fwd: &mut Half,
+    rev: &mut Half,
+    segment: &Segment,
+    rel: Relative,
+    flagged: EventSet,
+) -> Option<i64> {
+    if flagged.resent() {
         fwd.rtt.retransmitted();
     } else if rel.len > 0 && !flagged.has(EventKind::OutOfOrder) {
         fwd.rtt
             .sent(rel.seq.wrapping_add(rel.len), segment.timestamp_ns);
     }
-    if segment.flags.ack() {
-        rev.rtt.acked(rel.ack, segment.timestamp_ns);
-    }
+    segment
+        .flags
+        .ack()
+        .then(|| rev.rtt.acked(rel.ack, segment.timestamp_ns))
+        .flatten()
 }
 
 fn syn_options(segment: &Segment) -> SynOptions {

@@ -7,7 +7,7 @@
 use decode::{Flags, Segment};
 
 use crate::clock::{Ack, AckClock};
-use crate::event::EventKind;
+use crate::event::{EventKind, EventSet};
 use crate::rtt::RttTracker;
 use crate::seq;
 use crate::summary::DirectionSummary;
@@ -27,48 +27,6 @@ pub enum WindowScale {
     Shift(u8),
 }
 
-/// Analysis flags raised by one segment, as a small bit set.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Flagged(u32);
-
-impl Flagged {
-    pub fn raise(&mut self, kind: EventKind) {
-        self.0 |= 1 << kind as u32;
-    }
-
-    pub fn has(self, kind: EventKind) -> bool {
-        self.0 & (1 << kind as u32) != 0
-    }
-
-    pub fn kinds(self) -> impl Iterator<Item = EventKind> {
-        // Most segments raise nothing: then there is nothing to look through.
-        let candidates: &[EventKind] = if self.0 == 0 { &[] } else { &ALL_KINDS };
-        candidates
-            .iter()
-            .copied()
-            .filter(move |&kind| self.has(kind))
-    }
-}
-
-const ALL_KINDS: [EventKind; 16] = [
-    EventKind::ReusedPorts,
-    EventKind::SynRetransmission,
-    EventKind::ZeroWindowProbe,
-    EventKind::ZeroWindow,
-    EventKind::LostSegment,
-    EventKind::KeepAlive,
-    EventKind::WindowUpdate,
-    EventKind::WindowFull,
-    EventKind::KeepAliveAck,
-    EventKind::ZeroWindowProbeAck,
-    EventKind::DuplicateAck,
-    EventKind::AckLostSegment,
-    EventKind::FastRetransmission,
-    EventKind::OutOfOrder,
-    EventKind::SpuriousRetransmission,
-    EventKind::Retransmission,
-];
-
 /// Sequence-analysis state of one direction (Wireshark's `tcp_analyze_seq_info`).
 #[derive(Debug)]
 pub struct Half {
@@ -84,7 +42,7 @@ pub struct Half {
     window: Option<u64>,
     pub scale: WindowScale,
     dup_acks: u64,
-    last_flagged: Flagged,
+    last_flagged: EventSet,
     bytes_in_flight_valid: bool,
     last_packet_ns: Option<i64>,
     /// When the current run of zero windows began.
@@ -110,7 +68,7 @@ impl Default for Half {
             window: None,
             scale: WindowScale::Unknown,
             dup_acks: 0,
-            last_flagged: Flagged::default(),
+            last_flagged: EventSet::default(),
             bytes_in_flight_valid: false,
             last_packet_ns: None,
             zero_since_ns: None,
@@ -179,8 +137,8 @@ pub fn analyze(
     segment: &Segment,
     rel: Relative,
     first_rtt_ns: Option<i64>,
-) -> Flagged {
-    let mut flagged = Flagged::default();
+) -> EventSet {
+    let mut flagged = EventSet::default();
     let flags = segment.flags;
     let now = segment.timestamp_ns;
     let syn_fin_rst = flags.has(Flags::SYN | Flags::FIN | Flags::RST);
@@ -218,7 +176,7 @@ fn check_window_and_gaps(
     rev: &Half,
     segment: &Segment,
     rel: Relative,
-    flagged: &mut Flagged,
+    flagged: &mut EventSet,
 ) -> bool {
     let flags = segment.flags;
     let syn_fin_rst = flags.has(Flags::SYN | Flags::FIN | Flags::RST);
@@ -261,7 +219,7 @@ fn check_repeats(
     rev: &Half,
     rel: Relative,
     syn_fin_rst: bool,
-    flagged: &mut Flagged,
+    flagged: &mut EventSet,
 ) {
     if rel.len != 0 || syn_fin_rst || rel.seq != fwd.next_seq {
         return;
@@ -295,7 +253,7 @@ fn classify_resend(
     segment: &Segment,
     rel: Relative,
     first_rtt_ns: Option<i64>,
-    flagged: &mut Flagged,
+    flagged: &mut EventSet,
 ) {
     if flagged.has(EventKind::KeepAlive) {
         return;
@@ -332,7 +290,7 @@ fn track_clock(
     rev: &mut Half,
     segment: &Segment,
     rel: Relative,
-    flagged: Flagged,
+    flagged: EventSet,
     rtt_ns: i64,
 ) {
     let now = segment.timestamp_ns;
@@ -365,7 +323,7 @@ fn track_clock(
 }
 
 /// Moves the highest-sequence marks forward after the checks.
-fn advance(fwd: &mut Half, segment: &Segment, rel: Relative, flagged: Flagged) {
+fn advance(fwd: &mut Half, segment: &Segment, rel: Relative, flagged: EventSet) {
     let flags = segment.flags;
     let mut next = rel.seq.wrapping_add(rel.len);
     if flags.has(Flags::SYN | Flags::FIN) {
@@ -382,7 +340,7 @@ fn advance(fwd: &mut Half, segment: &Segment, rel: Relative, flagged: Flagged) {
 }
 
 /// Counts what the segment adds to this direction's figures.
-pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagged: Flagged) {
+pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagged: EventSet) {
     let stats = &mut fwd.stats;
     stats.packets += 1;
     stats.wire_bytes += u64::from(segment.wire_len);
@@ -438,7 +396,7 @@ fn count_sack(stats: &mut DirectionSummary, segment: &Segment) {
 }
 
 /// The same segment sent again and again by timeout: nothing gets it through.
-fn count_resend_run(fwd: &mut Half, rel: Relative, flagged: Flagged) {
+fn count_resend_run(fwd: &mut Half, rel: Relative, flagged: EventSet) {
     if rel.len == 0 || !flagged.has(EventKind::Retransmission) {
         return;
     }
@@ -467,7 +425,7 @@ fn count_window(fwd: &mut Half, segment: &Segment, rel: Relative) {
     window.mean = fwd.window_sum / fwd.window_samples as f64;
 }
 
-fn count_zero_window_time(fwd: &mut Half, segment: &Segment, flagged: Flagged) {
+fn count_zero_window_time(fwd: &mut Half, segment: &Segment, flagged: EventSet) {
     let now = segment.timestamp_ns;
     if flagged.has(EventKind::ZeroWindow) {
         fwd.zero_since_ns.get_or_insert(now);
@@ -487,12 +445,22 @@ impl Half {
 }
 
 fn count_in_flight(fwd: &mut Half, rev: &Half, rel: Relative) {
-    if rel.len == 0 || !fwd.bytes_in_flight_valid {
+    if rel.len == 0 {
         return;
     }
-    let in_flight = u64::from(fwd.next_seq.wrapping_sub(rev.last_ack));
-    if in_flight < u64::from(u32::MAX / 2) {
+    if let Some(in_flight) = fwd.in_flight(rev) {
         fwd.stats.max_bytes_in_flight = fwd.stats.max_bytes_in_flight.max(in_flight);
+    }
+}
+
+impl Half {
+    /// This side's bytes sent and not yet acknowledged by `rev`, when known.
+    pub fn in_flight(&self, rev: &Half) -> Option<u64> {
+        if !self.bytes_in_flight_valid {
+            return None;
+        }
+        let in_flight = u64::from(self.next_seq.wrapping_sub(rev.last_ack));
+        (in_flight < u64::from(u32::MAX / 2)).then_some(in_flight)
     }
 }
 

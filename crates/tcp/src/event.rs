@@ -101,3 +101,52 @@ pub struct Event {
     /// duplicates (Wireshark's `tcp.analysis.duplicate_ack_num`); 0 otherwise.
     pub value: u64,
 }
+
+/// The analysis events one segment raised, as a small bit set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventSet(u32);
+
+impl EventSet {
+    pub fn raise(&mut self, kind: EventKind) {
+        self.0 |= 1 << kind as u32;
+    }
+
+    pub fn has(self, kind: EventKind) -> bool {
+        self.0 & (1 << kind as u32) != 0
+    }
+
+    /// The segment carried data sent before (any kind of retransmission).
+    pub fn resent(self) -> bool {
+        self.has(EventKind::Retransmission)
+            || self.has(EventKind::FastRetransmission)
+            || self.has(EventKind::SpuriousRetransmission)
+    }
+
+    pub fn kinds(self) -> impl Iterator<Item = EventKind> {
+        // Most segments raise nothing: then there is nothing to look through.
+        let candidates: &[EventKind] = if self.0 == 0 { &[] } else { &ALL_KINDS };
+        candidates
+            .iter()
+            .copied()
+            .filter(move |&kind| self.has(kind))
+    }
+}
+
+const ALL_KINDS: [EventKind; 16] = [
+    EventKind::ReusedPorts,
+    EventKind::SynRetransmission,
+    EventKind::ZeroWindowProbe,
+    EventKind::ZeroWindow,
+    EventKind::LostSegment,
+    EventKind::KeepAlive,
+    EventKind::WindowUpdate,
+    EventKind::WindowFull,
+    EventKind::KeepAliveAck,
+    EventKind::ZeroWindowProbeAck,
+    EventKind::DuplicateAck,
+    EventKind::AckLostSegment,
+    EventKind::FastRetransmission,
+    EventKind::OutOfOrder,
+    EventKind::SpuriousRetransmission,
+    EventKind::Retransmission,
+];

@@ -15,10 +15,12 @@ mod rtt;
 mod seq;
 mod summary;
 mod tracker;
+mod view;
 
-pub use event::{Direction, Event, EventKind};
+pub use event::{Direction, Event, EventKind, EventSet};
 pub use summary::{
-    AckClockStats, Close, ConnectionSummary, DirectionSummary, Handshake, Retransmissions,
-    RttStats, SynOptions, WindowStats,
+    AckClockStats, Close, CloseHow, ConnState, ConnectionSummary, DirectionSummary, Handshake,
+    PathRtt, Retransmissions, Role, RttStats, SynOptions, WindowStats,
 };
-pub use tracker::{Tracked, Tracker};
+pub use tracker::Tracker;
+pub use view::SegmentView;

@@ -1,6 +1,12 @@
 //! What the engine reports for each connection: plain data with stable field names.
 
-use serde::Serialize;
+use decode::Endpoint;
+use serde::{Serialize, Serializer};
+
+/// An endpoint written as text: `10.0.0.1:80`, `[2001:db8::1]:443`.
+fn endpoint_as_text<S: Serializer>(endpoint: &Endpoint, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(endpoint)
+}
 
 /// One instance of a 4-tuple, from its first packet to its last.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -8,8 +14,10 @@ pub struct ConnectionSummary {
     /// Stable id: the order in which connections were first seen, from 0
     /// (Wireshark's `tcp.stream` where both agree on instance boundaries).
     pub id: u64,
-    pub client: String,
-    pub server: String,
+    #[serde(serialize_with = "endpoint_as_text")]
+    pub client: Endpoint,
+    #[serde(serialize_with = "endpoint_as_text")]
+    pub server: Endpoint,
     /// True when no SYN was seen and the roles were guessed from the ports.
     pub roles_guessed: bool,
     pub first_frame: u64,
@@ -17,9 +25,7 @@ pub struct ConnectionSummary {
     pub first_ns: i64,
     pub last_ns: i64,
     pub duration_ms: f64,
-    /// Zeek's connection state: S0, S1, SF, REJ, S2, S3, RSTO, RSTR, RSTOS0,
-    /// RSTRH, SH, SHR, OTH.
-    pub state: &'static str,
+    pub state: ConnState,
     /// Zeek's history letters: upper case for the client, lower for the server.
     pub history: String,
     pub close: Close,
@@ -28,13 +34,180 @@ pub struct ConnectionSummary {
     pub server_to_client: DirectionSummary,
 }
 
+impl ConnectionSummary {
+    /// The round trip between the capture point and each side, the least
+    /// seen: the one RTT every later stage uses.
+    pub fn rtt(&self) -> PathRtt {
+        let least = |handshake: Option<f64>, data: Option<f64>| match (handshake, data) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        PathRtt {
+            to_server_ms: least(
+                self.handshake.rtt_to_server_ms,
+                self.client_to_server.rtt.min_ms,
+            ),
+            to_client_ms: least(
+                self.handshake.rtt_to_client_ms,
+                self.server_to_client.rtt.min_ms,
+            ),
+        }
+    }
+
+    /// The direction's figures.
+    pub fn direction(&self, direction: crate::Direction) -> &DirectionSummary {
+        match direction {
+            crate::Direction::ClientToServer => &self.client_to_server,
+            crate::Direction::ServerToClient => &self.server_to_client,
+        }
+    }
+}
+
+/// Round trips from the capture point to each side and back, in
+/// milliseconds: the handshake's (SYN to SYN-ACK, SYN-ACK to ACK) or the
+/// quickest data-to-ACK, whichever is less. At the client the path to the
+/// server holds nearly the whole round trip; at the server, the path to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct PathRtt {
+    pub to_server_ms: Option<f64>,
+    pub to_client_ms: Option<f64>,
+}
+
+impl PathRtt {
+    /// Client to server and back, through the capture point; 0 when unknown.
+    pub fn round_trip_ms(&self) -> f64 {
+        self.to_server_ms.unwrap_or(0.0) + self.to_client_ms.unwrap_or(0.0)
+    }
+}
+
+/// Zeek's connection state, from what the capture shows of the handshake and close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum ConnState {
+    /// A SYN, never answered.
+    S0,
+    /// Established, not closed.
+    S1,
+    /// Established and closed by both sides.
+    SF,
+    /// The SYN was answered with a reset.
+    REJ,
+    /// Established; only the client closed.
+    S2,
+    /// Established; only the server closed.
+    S3,
+    /// Established, then reset by the client.
+    RSTO,
+    /// Established, then reset by the server.
+    RSTR,
+    /// The client sent a SYN and then a reset, unanswered.
+    RSTOS0,
+    /// The server sent a SYN-ACK and then a reset; no SYN seen.
+    RSTRH,
+    /// The client sent a SYN and then a FIN, unanswered.
+    SH,
+    /// The server sent a SYN-ACK and then a FIN; no SYN seen.
+    SHR,
+    /// No SYN seen: midstream traffic.
+    OTH,
+}
+
+impl ConnState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnState::S0 => "S0",
+            ConnState::S1 => "S1",
+            ConnState::SF => "SF",
+            ConnState::REJ => "REJ",
+            ConnState::S2 => "S2",
+            ConnState::S3 => "S3",
+            ConnState::RSTO => "RSTO",
+            ConnState::RSTR => "RSTR",
+            ConnState::RSTOS0 => "RSTOS0",
+            ConnState::RSTRH => "RSTRH",
+            ConnState::SH => "SH",
+            ConnState::SHR => "SHR",
+            ConnState::OTH => "OTH",
+        }
+    }
+
+    /// The connection never got established: unanswered, refused or abandoned.
+    pub fn failed_setup(self) -> bool {
+        matches!(
+            self,
+            ConnState::S0 | ConnState::REJ | ConnState::RSTOS0 | ConnState::SH
+        )
+    }
+}
+
+impl std::fmt::Display for ConnState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One end of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Client,
+    Server,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Client => "client",
+            Role::Server => "server",
+        }
+    }
+
+    /// The direction this side sends in.
+    pub fn sends(self) -> crate::Direction {
+        match self {
+            Role::Client => crate::Direction::ClientToServer,
+            Role::Server => crate::Direction::ServerToClient,
+        }
+    }
+}
+
+/// How a connection ended in the capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseHow {
+    Fin,
+    Rst,
+    /// Still open when the capture ended.
+    Open,
+}
+
+impl CloseHow {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseHow::Fin => "fin",
+            CloseHow::Rst => "rst",
+            CloseHow::Open => "open",
+        }
+    }
+}
+
+impl std::fmt::Display for CloseHow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Who ended the connection, and how.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Close {
-    /// "client", "server", or null when it did not end in the capture.
-    pub by: Option<&'static str>,
-    /// "fin", "rst", or "open".
-    pub how: &'static str,
+    /// Null when it did not end in the capture.
+    pub by: Option<Role>,
+    pub how: CloseHow,
     pub frame: Option<u64>,
 }
 

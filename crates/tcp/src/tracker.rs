@@ -4,8 +4,9 @@ use decode::{Endpoint, Segment};
 use rustc_hash::FxHashMap;
 
 use crate::connection::Connection;
-use crate::event::{Direction, Event, EventKind};
+use crate::event::{Event, EventKind};
 use crate::summary::ConnectionSummary;
+use crate::view::SegmentView;
 
 /// A closed connection is summarized once this much capture time passes without packets.
 const CLOSED_LINGER_NS: i64 = 120_000_000_000;
@@ -23,15 +24,6 @@ fn flow_key(segment: &Segment) -> FlowKey {
     } else {
         (segment.dst, segment.src)
     }
-}
-
-/// Where a segment landed: its connection and direction, and whether it
-/// carried data sent before.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tracked {
-    pub connection: u64,
-    pub direction: Direction,
-    pub resent: bool,
 }
 
 /// Follows every connection of a capture, one segment at a time.
@@ -58,8 +50,8 @@ impl Tracker {
         Self::default()
     }
 
-    /// Analyses one segment, queueing the events it raises, and says where it landed.
-    pub fn process(&mut self, segment: &Segment) -> Tracked {
+    /// Analyses one segment, queueing the events it raises, and says what it made of it.
+    pub fn process(&mut self, segment: &Segment) -> SegmentView {
         self.latest_ns = self.latest_ns.max(segment.timestamp_ns);
         let key = flow_key(segment);
         let (slot, opened) = match self.last {
@@ -83,36 +75,29 @@ impl Tracker {
                 }
             }
         }
-        let (direction, flagged, rel) = connection.process(segment);
-        for kind in flagged.kinds() {
+        let view = connection.process(segment);
+        for kind in view.events.kinds() {
             self.events.push(Event {
                 frame: segment.frame,
                 timestamp_ns: segment.timestamp_ns,
                 connection: connection.id,
-                direction,
+                direction: view.direction,
                 kind,
-                seq: rel.seq,
-                ack: rel.ack,
-                len: rel.len,
-                window: rel.window,
+                seq: view.seq,
+                ack: view.ack,
+                len: view.len,
+                window: view.window,
                 value: if kind == EventKind::DuplicateAck {
-                    connection.duplicate_ack_run(direction)
+                    connection.duplicate_ack_run(view.direction)
                 } else {
                     0
                 },
             });
         }
-        let tracked = Tracked {
-            connection: connection.id,
-            direction,
-            resent: flagged.has(EventKind::Retransmission)
-                || flagged.has(EventKind::FastRetransmission)
-                || flagged.has(EventKind::SpuriousRetransmission),
-        };
         if self.latest_ns - self.last_sweep_ns > SWEEP_INTERVAL_NS {
             self.sweep();
         }
-        tracked
+        view
     }
 
     /// The slot of the flow's live connection, or of a new one started by

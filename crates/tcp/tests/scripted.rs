@@ -1,7 +1,7 @@
 //! The tracker on scripted exchanges whose right answer is known by construction.
 
 use synth::{Conversation, Side, Trace};
-use tcp::{ConnectionSummary, Event, EventKind, Tracker};
+use tcp::{ConnState, ConnectionSummary, Event, EventKind, Role, Tracker};
 
 fn run(trace: &Trace) -> (Vec<ConnectionSummary>, Vec<Event>) {
     let mut tracker = Tracker::new();
@@ -36,11 +36,11 @@ fn a_clean_exchange_is_sf_with_handshake_rtts_and_no_events() {
     let (connections, events) = run(&trace);
     assert_eq!(events, vec![]);
     let c = &connections[0];
-    assert_eq!((c.state, c.history.as_str()), ("SF", "ShADadFf"));
-    assert_eq!(c.client, "10.0.0.1:40000");
+    assert_eq!((c.state, c.history.as_str()), (ConnState::SF, "ShADadFf"));
+    assert_eq!(c.client.to_string(), "10.0.0.1:40000");
     assert_eq!(c.handshake.rtt_to_server_ms, Some(5.0));
     assert_eq!(c.handshake.rtt_to_client_ms, Some(5.0));
-    assert_eq!(c.close.by, Some("client"));
+    assert_eq!(c.close.by, Some(Role::Client));
     assert_eq!(c.client_to_server.payload_bytes, 100);
     assert_eq!(c.server_to_client.rtt.median_ms, Some(5.0));
     assert_eq!(c.client_to_server.rtt.median_ms, Some(5.0));
@@ -158,7 +158,7 @@ fn syn_retries_are_timed_and_an_unanswered_connection_is_s0() {
     let (connections, events) = run(&trace);
     assert_eq!(connections.len(), 1);
     let c = &connections[0];
-    assert_eq!(c.state, "S0");
+    assert_eq!(c.state, ConnState::S0);
     let retries: Vec<i64> = c
         .handshake
         .syn_retries_ns
@@ -186,7 +186,7 @@ fn a_new_syn_after_close_is_a_new_connection_on_the_same_ports() {
     second.handshake(&mut trace, 10.0, 1.0);
     let (connections, events) = run(&trace);
     assert_eq!(connections.len(), 2);
-    assert_eq!(connections[0].state, "RSTO");
+    assert_eq!(connections[0].state, ConnState::RSTO);
     assert_eq!(connections[1].first_frame, 5);
     assert_eq!(kinds_at(&events, 5), vec![EventKind::ReusedPorts]);
 }
@@ -203,7 +203,10 @@ fn midstream_one_direction_across_the_sequence_wrap_guesses_roles() {
     assert_eq!(events, vec![]);
     let c = &connections[0];
     assert!(c.roles_guessed);
-    assert_eq!((c.state, c.server.as_str()), ("OTH", "10.0.0.2:443"));
+    assert_eq!(
+        (c.state, c.server.to_string().as_str()),
+        (ConnState::OTH, "10.0.0.2:443")
+    );
     assert_eq!(c.server_to_client.unique_payload_bytes, 4000);
 }
 

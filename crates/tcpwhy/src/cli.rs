@@ -9,8 +9,8 @@ use diagnose::Severity;
 
 use crate::html;
 use crate::output::{self, Format};
-use crate::pipeline::{self, Analysis, Stages};
 use crate::progress::Progress;
+use pipeline::{self, Analysis, Stages};
 
 const EXAMPLES: &str = "\
 Examples:

@@ -14,8 +14,8 @@ use capture::CaptureError;
 use report::detail::MAX_CONNECTIONS;
 use report::{Collector, ConnectionDetail, Report};
 
-use crate::pipeline::{self, Analysis, Stages};
 use crate::progress::Progress;
+use pipeline::{self, Analysis, Stages};
 
 /// Why no report was written.
 pub enum Failure {
@@ -78,7 +78,7 @@ fn analyze_with_detail(
             stages,
             progress(),
             |_| {},
-            |segment, tracked| collector.observe(segment, tracked),
+            |view| collector.observe(view),
         )
         .map_err(Failure::BadInput)?;
         return Ok((analysis, collector.finish()));
@@ -101,7 +101,7 @@ fn analyze_with_detail(
         Stages::default(),
         progress(),
         |_| {},
-        |segment, tracked| collector.observe(segment, tracked),
+        |view| collector.observe(view),
     )
     .map_err(Failure::BadInput)?;
     match again.error {

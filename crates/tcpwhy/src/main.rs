@@ -6,7 +6,6 @@
 mod cli;
 mod html;
 mod output;
-mod pipeline;
 mod progress;
 
 use std::process::ExitCode;

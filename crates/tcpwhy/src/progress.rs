@@ -26,7 +26,7 @@ impl Progress {
         }
     }
 
-    pub fn update(&mut self, bytes_read: u64) {
+    fn show(&mut self, bytes_read: u64) {
         if !self.enabled {
             return;
         }
@@ -61,9 +61,19 @@ impl Progress {
         bar
     }
 
-    pub fn finish(&mut self) {
+    fn clear(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+impl pipeline::ReadProgress for Progress {
+    fn update(&mut self, bytes_read: u64) {
+        self.show(bytes_read);
+    }
+
+    fn finish(&mut self) {
+        self.clear();
     }
 }

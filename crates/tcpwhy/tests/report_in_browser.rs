@@ -151,7 +151,7 @@ fn markup_in_payloads_and_file_names_is_shown_as_text_and_never_runs() {
 }
 
 #[test]
-fn markup_in_transaction_names_and_connection_strings_is_shown_as_text_and_never_runs() {
+fn markup_in_transaction_names_and_connection_history_is_shown_as_text_and_never_runs() {
     let dir = scratch("hostile_data");
     let capture = dir.join("exchange.pcap");
     hostile_capture(&capture);
@@ -171,31 +171,26 @@ fn markup_in_transaction_names_and_connection_strings_is_shown_as_text_and_never
 }
 
 /// The report of `pcap` through the real stages, its strings then replaced
-/// by markup where payload naming and addresses would put them.
+/// by markup where payload naming and the connection history would put them
+/// (addresses are typed and cannot carry text).
 fn write_hostile_report(pcap: &Path, html: &Path) {
-    let mut reader = capture::open(pcap.to_str().unwrap()).unwrap();
-    let mut tracker = tcp::Tracker::new();
-    let mut builder = transactions::Builder::new();
     let mut collector = report::Collector::for_connections(&[0]);
-    let mut timeline = timeline::Timeline::new();
-    while let Some(frame) = reader.next_frame().unwrap() {
-        let segment = decode::decode(&frame).unwrap();
-        timeline.add(segment.timestamp_ns, timeline::Series::Packets, 1);
-        timeline.add(segment.timestamp_ns, timeline::Series::Bytes, 100);
-        let tracked = tracker.process(&segment);
-        builder.observe(
-            tracked,
-            segment.timestamp_ns,
-            segment.payload_len,
-            segment.payload(frame.data),
-        );
-        collector.observe(&segment, tracked);
-    }
-    let mut connections = tracker.finish();
-    connections[0].client = format!("{HOSTILE_SCRIPT}:1");
-    connections[0].server = format!("{HOSTILE_ATTRIBUTE}:80");
+    let stages = pipeline::Stages {
+        timeline: Some(None),
+        ..pipeline::Stages::default()
+    };
+    let files = [pcap.to_str().unwrap().to_string()];
+    let analysis = pipeline::analyze_observed(
+        &files,
+        stages,
+        pipeline::Silent,
+        |_| {},
+        |view| collector.observe(view),
+    )
+    .unwrap();
+    let mut connections = analysis.connections;
     connections[0].history = HOSTILE_SCRIPT.to_string();
-    let mut transactions = builder.finish(&connections);
+    let mut transactions = analysis.transactions;
     assert!(!transactions.is_empty());
     for transaction in &mut transactions {
         transaction.name = Some(format!("GET /{HOSTILE_SCRIPT} {HOSTILE_ATTRIBUTE}"));
@@ -223,7 +218,7 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
         frames: 9,
         connections: &connections,
         transactions: &transactions,
-        ticks: &timeline.ticks(),
+        ticks: &analysis.ticks,
         findings: &[finding],
         details: &collector.finish(),
         detail_command: format!("tcpwhy report {HOSTILE_SCRIPT}.pcap --connection"),

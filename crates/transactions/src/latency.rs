@@ -122,8 +122,9 @@ pub(crate) fn split(
     silences: &Silences,
     connection: Option<&ConnectionSummary>,
 ) -> Latency {
-    let rtt_to_server = connection.map_or(0.0, rtt_to_server_ms);
-    let rtt = connection.map_or(0.0, round_trip_ms);
+    let path = connection.map(ConnectionSummary::rtt).unwrap_or_default();
+    let rtt_to_server = path.to_server_ms.unwrap_or(0.0);
+    let rtt = path.round_trip_ms();
     let server =
         (t.server_think_ms.unwrap_or(0.0) - silences.request_completed_late_ms - rtt_to_server)
             .max(0.0);
@@ -151,25 +152,6 @@ pub(crate) fn split(
         server_ms: server,
         client_ms: t.client_think_ms.unwrap_or(0.0).max(0.0),
         tcp_wait_ms: tcp_wait,
-    }
-}
-
-/// Capture point to server and back: the handshake's, else the client's data-to-ACK.
-fn rtt_to_server_ms(c: &ConnectionSummary) -> f64 {
-    c.handshake
-        .rtt_to_server_ms
-        .or(c.client_to_server.rtt.median_ms)
-        .unwrap_or(0.0)
-}
-
-/// The whole round trip through the capture point.
-fn round_trip_ms(c: &ConnectionSummary) -> f64 {
-    match (c.handshake.rtt_to_server_ms, c.handshake.rtt_to_client_ms) {
-        (Some(server), Some(client)) => server + client,
-        _ => [&c.client_to_server, &c.server_to_client]
-            .iter()
-            .filter_map(|d| d.rtt.median_ms)
-            .fold(0.0, f64::max),
     }
 }
 

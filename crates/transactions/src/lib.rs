@@ -16,7 +16,7 @@ mod signature;
 mod stats;
 
 use serde::Serialize;
-use tcp::{ConnectionSummary, Direction, Tracked};
+use tcp::{ConnectionSummary, Direction, SegmentView};
 
 pub use latency::{by_connection, ConnectionLatency, Latency, TIMEOUT_MIN_MS};
 use latency::{Message, Silences};
@@ -154,28 +154,24 @@ impl Builder {
     /// Takes one segment with payload; segments without payload change nothing.
     /// `payload` is its captured start (possibly empty), read only for the
     /// first segment of a request or response to name it.
-    pub fn observe(
-        &mut self,
-        tracked: Tracked,
-        timestamp_ns: i64,
-        payload_len: u32,
-        payload: &[u8],
-    ) {
-        if payload_len == 0 {
+    pub fn observe(&mut self, segment: &SegmentView, payload: &[u8]) {
+        if segment.len == 0 {
             return;
         }
-        let turns = self.connections.entry(tracked.connection).or_default();
-        let bytes = u64::from(payload_len);
-        match tracked.direction {
+        let timestamp_ns = segment.timestamp_ns;
+        let resent = segment.resent();
+        let turns = self.connections.entry(segment.connection).or_default();
+        let bytes = u64::from(segment.len);
+        match segment.direction {
             Direction::ClientToServer => {
                 let answered = turns
                     .open
                     .as_ref()
                     .is_some_and(|open| open.response.is_some());
-                if answered && !tracked.resent {
+                if answered && !resent {
                     let finished = turns.open.take().expect("an open transaction");
                     self.done
-                        .push(finished.close(tracked.connection, Some(timestamp_ns)));
+                        .push(finished.close(segment.connection, Some(timestamp_ns)));
                 }
                 let open = turns.open.get_or_insert_with(|| {
                     turns.count += 1;
@@ -184,15 +180,15 @@ impl Builder {
                     open
                 });
                 open.silences
-                    .segment(Message::Request, timestamp_ns, tracked.resent);
-                if tracked.resent {
+                    .segment(Message::Request, timestamp_ns, resent);
+                if resent {
                     let late = &mut open.silences.request_completed_late_ms;
                     *late = late.max(ms(open.request_end_ns, timestamp_ns));
                 }
                 open.request_packets += 1;
                 open.request_bytes += bytes;
-                open.retransmissions += u64::from(tracked.resent);
-                if !tracked.resent {
+                open.retransmissions += u64::from(resent);
+                if !resent {
                     open.request_end_ns = open.request_end_ns.max(timestamp_ns);
                 }
             }
@@ -203,14 +199,14 @@ impl Builder {
                 });
                 open.response_packets += 1;
                 open.response_bytes += bytes;
-                open.retransmissions += u64::from(tracked.resent);
+                open.retransmissions += u64::from(resent);
                 if open.response.is_none() {
                     open.response_name = name::of_response(payload);
                 }
                 let (start, end) = open.response.get_or_insert((timestamp_ns, timestamp_ns));
                 open.silences
-                    .segment(Message::Response, timestamp_ns, tracked.resent);
-                if !tracked.resent {
+                    .segment(Message::Response, timestamp_ns, resent);
+                if !resent {
                     *start = (*start).min(timestamp_ns);
                     *end = (*end).max(timestamp_ns);
                 }

@@ -9,12 +9,7 @@ fn transactions_of(trace: &Trace) -> Vec<Transaction> {
     let mut builder = Builder::new();
     for frame in trace.captured_frames() {
         let segment = decode::decode(&frame).unwrap();
-        builder.observe(
-            tracker.process(&segment),
-            segment.timestamp_ns,
-            segment.payload_len,
-            segment.payload(frame.data),
-        );
+        builder.observe(&tracker.process(&segment), segment.payload(frame.data));
     }
     builder.finish(&tracker.finish())
 }

@@ -56,7 +56,7 @@ fn one_sided(client: bool, server: bool) -> bool {
 fn missing(c: &ConnectionSummary) -> Option<Missing> {
     let client = c.handshake.client_options?;
     let server = c.handshake.server_options?;
-    let ethernet_mss = if c.server.starts_with('[') {
+    let ethernet_mss = if c.server.ip.is_ipv6() {
         ETHERNET_MSS_V6
     } else {
         ETHERNET_MSS_V4

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use decode::Endpoint;
 use transactions::Transaction;
 
 use super::{finding, median};
@@ -32,7 +33,7 @@ impl PoolQueueing {
 
 /// One server's answered transactions.
 struct Tier<'a> {
-    server: &'a str,
+    server: Endpoint,
     transactions: Vec<&'a Transaction>,
     /// Sorted, each once.
     connections: Vec<u64>,
@@ -58,19 +59,19 @@ pub fn pool_queueing(inputs: &Inputs) -> Option<PoolQueueing> {
 }
 
 fn tiers<'a>(inputs: &Inputs<'a>) -> Vec<Tier<'a>> {
-    let server_of: HashMap<u64, &str> = inputs
+    let server_of: HashMap<u64, Endpoint> = inputs
         .connections
         .iter()
-        .map(|c| (c.id, c.server.as_str()))
+        .map(|c| (c.id, c.server))
         .collect();
-    let mut by_server: HashMap<&str, Vec<&Transaction>> = HashMap::new();
+    let mut by_server: HashMap<Endpoint, Vec<&Transaction>> = HashMap::new();
     for t in inputs
         .transactions
         .iter()
         .filter(|t| t.response_start_ns.is_some())
     {
         if let Some(server) = server_of.get(&t.connection) {
-            by_server.entry(server).or_default().push(t);
+            by_server.entry(*server).or_default().push(t);
         }
     }
     let mut tiers: Vec<Tier> = by_server
@@ -196,10 +197,13 @@ fn queueing(inputs: &Inputs, front: &Tier, back: &Tier) -> Option<PoolQueueing> 
     found.connections = (front.connections.len() + pool) as u64;
     found.example_connection = back.connections.first().copied();
     found.wireshark_filter = format!(
-        "tcp.flags.syn == 1 && tcp.flags.ack == 0 && ip.dst == {}",
-        back.server
-            .rsplit_once(':')
-            .map_or(back.server, |(ip, _)| ip)
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0 && {} == {}",
+        if back.server.ip.is_ipv6() {
+            "ipv6.dst"
+        } else {
+            "ip.dst"
+        },
+        back.server.ip
     );
     found.explanation = format!(
         "{} answers each request right after a call to {} returns, so its {front_think:.1} ms \

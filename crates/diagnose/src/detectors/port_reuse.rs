@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use tcp::{ConnectionSummary, EventKind};
+use decode::Endpoint;
+use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind, Role};
 
 use super::{finding, median};
 use crate::{Finding, Inputs};
@@ -25,7 +26,8 @@ impl Reuse<'_> {
     /// The later connection's SYN went unanswered, was refused or had to be sent again.
     fn troubled(&self) -> bool {
         !self.later.handshake.syn_retries_ns.is_empty()
-            || matches!(self.later.state, "S0" | "REJ" | "RSTOS0" | "RSTRH" | "SH")
+            || self.later.state.failed_setup()
+            || self.later.state == ConnState::RSTRH
     }
 
     /// Time from the first SYN to the handshake's end (or the last packet).
@@ -40,14 +42,14 @@ impl Reuse<'_> {
 /// Each connection that reused the 4-tuple of an earlier one closed by FIN
 /// less than a TIME_WAIT before.
 fn reuses_in_time_wait(connections: &[ConnectionSummary]) -> Vec<Reuse<'_>> {
-    let mut last_on_tuple: HashMap<(&str, &str), &ConnectionSummary> = HashMap::new();
+    let mut last_on_tuple: HashMap<(Endpoint, Endpoint), &ConnectionSummary> = HashMap::new();
     let mut reuses = Vec::new();
     for later in connections {
-        let tuple = (later.client.as_str(), later.server.as_str());
+        let tuple = (later.client, later.server);
         if let Some(earlier) = last_on_tuple.insert(tuple, later) {
             let syn = later.handshake.syn_ns.unwrap_or(later.first_ns);
             let after_ms = (syn - earlier.last_ns) as f64 / 1e6;
-            if earlier.close.how == "fin" && after_ms < TIME_WAIT_MS {
+            if earlier.close.how == CloseHow::Fin && after_ms < TIME_WAIT_MS {
                 reuses.push(Reuse {
                     earlier,
                     later,
@@ -59,29 +61,22 @@ fn reuses_in_time_wait(connections: &[ConnectionSummary]) -> Vec<Reuse<'_>> {
     reuses
 }
 
-fn port_of(endpoint: &str) -> Option<u16> {
-    endpoint.rsplit(':').next()?.parse().ok()
-}
-
 pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     let reuses = reuses_in_time_wait(inputs.connections);
     let example = reuses.first()?;
-    let server = example.later.server.as_str();
+    let server = example.later.server;
     let to_server: Vec<&ConnectionSummary> = inputs
         .connections
         .iter()
         .filter(|c| c.server == server)
         .collect();
-    let mut ports: Vec<u16> = to_server
-        .iter()
-        .filter_map(|c| port_of(&c.client))
-        .collect();
+    let mut ports: Vec<u16> = to_server.iter().map(|c| c.client.port).collect();
     ports.sort_unstable();
     ports.dedup();
     let (lowest, highest) = (ports.first()?, ports.last()?);
     let after = median(reuses.iter().map(|r| r.after_ms).collect());
     let troubled: Vec<&Reuse> = reuses.iter().filter(|r| r.troubled()).collect();
-    let holder = example.earlier.close.by.unwrap_or("client");
+    let holder = example.earlier.close.by.unwrap_or(Role::Client).as_str();
     let cost: f64 = reuses.iter().map(Reuse::setup_ms).sum();
     let mut found = finding(
         "port_reuse",

@@ -2,7 +2,7 @@
 //! never answered, refused, or reset unanswered after a long wait, and
 //! whether they rise with the load (a listen backlog overflowing).
 
-use tcp::{ConnectionSummary, EventKind};
+use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind};
 
 use super::{finding, median};
 use crate::{Finding, Inputs};
@@ -24,9 +24,9 @@ enum Trouble {
 fn trouble(c: &ConnectionSummary) -> Option<Trouble> {
     let server_silent = c.server_to_client.payload_bytes == 0;
     match c.state {
-        "S0" => Some(Trouble::Unanswered),
-        "REJ" => Some(Trouble::Refused),
-        _ if c.close.how == "rst" && server_silent && c.duration_ms >= GAVE_UP_AFTER_MS => {
+        ConnState::S0 => Some(Trouble::Unanswered),
+        ConnState::REJ => Some(Trouble::Refused),
+        _ if c.close.how == CloseHow::Rst && server_silent && c.duration_ms >= GAVE_UP_AFTER_MS => {
             Some(Trouble::ResetUnanswered)
         }
         _ if !c.handshake.syn_retries_ns.is_empty() => Some(Trouble::Retried),
@@ -191,13 +191,13 @@ struct Load {
 /// failed most: rising with load when none of a few quiet attempts failed
 /// and most busy ones did. (A server that never answers fails at any load.)
 fn failures_against_load(connections: &[ConnectionSummary]) -> Option<Load> {
-    let mut failures: std::collections::HashMap<&str, usize> = Default::default();
+    let mut failures: std::collections::HashMap<decode::Endpoint, usize> = Default::default();
     for c in connections.iter().filter(|c| trouble(c).is_some()) {
-        *failures.entry(c.server.as_str()).or_default() += 1;
+        *failures.entry(c.server).or_default() += 1;
     }
     let (server, _) = failures
         .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
     let attempts: Vec<(&ConnectionSummary, i64)> = connections
         .iter()
         .filter(|c| c.server == server)

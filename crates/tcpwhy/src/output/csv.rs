@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use tcp::{ConnectionSummary, DirectionSummary, Event};
 
-use crate::pipeline::Analysis;
+use pipeline::Analysis;
 
 const CONNECTION_COLUMNS: &str = "id,client,server,roles_guessed,state,history,close_by,close_how,\
 first_frame,last_frame,first_ns,last_ns,duration_ms,syn_retries,rtt_to_server_ms,rtt_to_client_ms";
@@ -64,7 +64,7 @@ fn connection_row(out: &mut impl Write, c: &ConnectionSummary) -> io::Result<()>
         c.roles_guessed,
         c.state,
         c.history,
-        c.close.by.unwrap_or(""),
+        c.close.by.map_or("", tcp::Role::as_str),
         c.close.how,
         c.first_frame,
         c.last_frame,

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use tcp::{ConnectionSummary, Event};
 
-use crate::pipeline::{Analysis, Counts};
+use pipeline::{Analysis, Counts};
 
 #[derive(Serialize)]
 struct Line<'a, T> {

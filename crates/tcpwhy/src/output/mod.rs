@@ -12,7 +12,7 @@ use std::io::{self, Write};
 
 use tcp::Event;
 
-use crate::pipeline::Analysis;
+use pipeline::Analysis;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -4,7 +4,7 @@ use std::io::{self, IsTerminal, Write};
 
 use tcp::{ConnectionSummary, DirectionSummary, Event};
 
-use crate::pipeline::Analysis;
+use pipeline::Analysis;
 
 const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
@@ -81,7 +81,7 @@ fn connection_row(out: &mut impl Write, c: &ConnectionSummary) -> io::Result<()>
         "{:>5}  {:<45} {} {:<12} {:>9.3}s {:>13} {:>15} {:>9} {:>9} {:>9}",
         c.id,
         endpoints,
-        paint(&format!("{:<6}", c.state), state_color(c.state)),
+        paint(&format!("{:<6}", c.state), state_color(c.state.as_str())),
         c.history,
         c.duration_ms / 1e3,
         both(|d| d.packets),

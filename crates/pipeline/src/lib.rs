@@ -1,6 +1,11 @@
-//! Runs the stages over the input files on both cores: one thread reads and
-//! decodes frames into batches of segments; the other tracks connections and
-//! maps a mapped file's pages ahead of the reader (see [`capture::MapAhead`]).
+//! The whole analysis as a library: capture → decode → tcp → transactions →
+//! timeline → diagnose, over one or more capture files.
+//!
+//! The command line, the tests and the bindings all call [`analyze`]; none of
+//! them wires the stages again. The stages run on both cores: one thread reads
+//! and decodes frames into batches of segments; the other tracks connections
+//! and maps a mapped file's pages ahead of the reader (see
+//! [`capture::MapAhead`]). Output (tables, JSON, HTML) is not done here.
 
 use std::sync::mpsc;
 use std::thread;
@@ -8,11 +13,23 @@ use std::thread;
 use capture::{CaptureError, Frame, MergedReader};
 use decode::{Segment, Skip};
 use diagnose::{Evidence, Finding, Inputs};
-use tcp::{ConnectionSummary, Event, EventKind, Tracked, Tracker};
+use tcp::{ConnectionSummary, Event, EventKind, SegmentView, Tracker};
 use timeline::{Series, Tick, Timeline};
 use transactions::{Builder, Transaction};
 
-use crate::progress::Progress;
+/// Told how far the read has got, for a progress bar; `finish` once it is over.
+pub trait ReadProgress: Send + 'static {
+    fn update(&mut self, bytes_read: u64);
+    fn finish(&mut self);
+}
+
+/// No progress shown.
+pub struct Silent;
+
+impl ReadProgress for Silent {
+    fn update(&mut self, _: u64) {}
+    fn finish(&mut self) {}
+}
 
 /// Frames per batch between the threads: large enough to amortize the hand-off.
 const BATCH: usize = 2048;
@@ -124,19 +141,19 @@ pub struct Stages {
 pub fn analyze(
     paths: &[String],
     stages: Stages,
-    progress: Progress,
+    progress: impl ReadProgress,
     on_event: impl FnMut(&Event),
 ) -> Result<Analysis, CaptureError> {
-    analyze_observed(paths, stages, progress, on_event, |_, _| {})
+    analyze_observed(paths, stages, progress, on_event, |_| {})
 }
 
-/// [`analyze`], also calling `on_segment` for each TCP segment with where the tracker placed it.
+/// [`analyze`], also calling `on_segment` for each TCP segment with what the tracker made of it.
 pub fn analyze_observed(
     paths: &[String],
     stages: Stages,
-    progress: Progress,
+    progress: impl ReadProgress,
     mut on_event: impl FnMut(&Event),
-    mut on_segment: impl FnMut(&decode::Segment, Tracked),
+    mut on_segment: impl FnMut(&SegmentView),
 ) -> Result<Analysis, CaptureError> {
     let reader = MergedReader::open(paths)?;
     let mut map_ahead = reader.map_ahead();
@@ -144,15 +161,7 @@ pub fn analyze_observed(
     // Emptied batches go back to the reader, which then allocates none.
     let (recycler, recycled) = mpsc::channel::<Batch>();
     let reading = thread::spawn(move || read(reader, sender, recycled, progress));
-    let mut tracker = Tracker::new();
-    let wants_transactions = stages.transactions || stages.timeline.is_some() || stages.diagnose;
-    let mut builder = wants_transactions.then(Builder::new);
-    let mut evidence = stages.diagnose.then(Evidence::default);
-    // Diagnosis reads the series too (loss and failures against load).
-    let timeline_tick = stages.timeline.or(stages.diagnose.then_some(None));
-    let mut timeline =
-        timeline_tick.map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick));
-    let mut counts = Counts::default();
+    let mut analyzer = Analyzer::new(stages);
     for mut batch in receiver {
         if let Some(map_ahead) = &mut map_ahead {
             map_ahead.advance(batch.read_up_to);
@@ -160,69 +169,135 @@ pub fn analyze_observed(
         for decoded in &batch.decoded {
             match &decoded.segment {
                 Ok(segment) => {
-                    counts.tcp_segments += 1;
-                    let tracked = tracker.process(segment);
-                    on_segment(segment, tracked);
-                    if let Some(builder) = &mut builder {
-                        let payload = &batch.payloads[decoded.payload.clone()];
-                        builder.observe(
-                            tracked,
-                            segment.timestamp_ns,
-                            segment.payload_len,
-                            payload,
-                        );
-                    }
-                    if let Some(timeline) = &mut timeline {
-                        count_segment(timeline, segment);
-                    }
+                    let payload = &batch.payloads[decoded.payload.clone()];
+                    let view = analyzer.segment(segment, payload);
+                    on_segment(&view);
                 }
-                Err(skip) => counts.skipped.add(*skip),
+                Err(skip) => analyzer.skipped(*skip),
             }
         }
-        for event in tracker.drain_events() {
-            if let Some(timeline) = &mut timeline {
-                count_event(timeline, &event);
-            }
-            if let Some(evidence) = &mut evidence {
-                evidence.record(&event);
-            }
-            on_event(&event);
-        }
+        analyzer.drain_events(&mut on_event);
         batch.clear();
         let _ = recycler.send(batch);
     }
     let (frames, error) = reading.join().expect("reader thread panicked");
-    counts.frames = frames;
-    let connections = tracker.finish();
-    let transactions = builder
-        .map(|builder| builder.finish(&connections))
-        .unwrap_or_default();
-    let ticks = match &mut timeline {
-        Some(timeline) => {
-            count_ends(timeline, &connections, &transactions);
-            timeline.ticks()
-        }
-        None => Vec::new(),
-    };
-    let findings = evidence.map_or_else(Vec::new, |evidence| {
-        diagnose::diagnose(&Inputs {
-            connections: &connections,
-            transactions: &transactions,
-            evidence: &evidence,
-            ticks: &ticks,
-        })
-    });
-    Ok(Analysis {
-        connections,
-        transactions,
-        ticks,
-        findings,
-        counts,
-        error,
-    })
+    Ok(analyzer.finish(frames, error))
 }
 
-fn count_segment(timeline: &mut Timeline, segment: &decode::Segment) {
+/// The stages in one thread over frames already in memory (scripted traces,
+/// tests): each frame decoded, then analysed as [`analyze`] would.
+pub fn analyze_frames<'a>(frames: impl IntoIterator<Item = Frame<'a>>, stages: Stages) -> Analysis {
+    let mut analyzer = Analyzer::new(stages);
+    let mut frame_count = 0;
+    for frame in frames {
+        frame_count += 1;
+        match decode::decode(&frame) {
+            Ok(segment) => {
+                analyzer.segment(&segment, segment.payload(frame.data));
+            }
+            Err(skip) => analyzer.skipped(skip),
+        }
+        analyzer.drain_events(|_| {});
+    }
+    analyzer.finish(frame_count, None)
+}
+
+/// The stages after decoding, fed one segment at a time: the tracker, and
+/// the transactions, timeline and diagnosis that were asked for.
+pub struct Analyzer {
+    tracker: Tracker,
+    builder: Option<Builder>,
+    evidence: Option<Evidence>,
+    timeline: Option<Timeline>,
+    counts: Counts,
+}
+
+impl Analyzer {
+    pub fn new(stages: Stages) -> Self {
+        let wants_transactions =
+            stages.transactions || stages.timeline.is_some() || stages.diagnose;
+        // Diagnosis reads the series too (loss and failures against load).
+        let timeline_tick = stages.timeline.or(stages.diagnose.then_some(None));
+        Analyzer {
+            tracker: Tracker::new(),
+            builder: wants_transactions.then(Builder::new),
+            evidence: stages.diagnose.then(Evidence::default),
+            timeline: timeline_tick
+                .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick)),
+            counts: Counts::default(),
+        }
+    }
+
+    /// One decoded segment; `payload` is its captured payload start (or
+    /// empty), read only to name transactions.
+    pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> SegmentView {
+        self.counts.tcp_segments += 1;
+        let view = self.tracker.process(segment);
+        if let Some(builder) = &mut self.builder {
+            builder.observe(&view, payload);
+        }
+        if let Some(timeline) = &mut self.timeline {
+            count_segment(timeline, segment);
+        }
+        view
+    }
+
+    /// A frame that held no TCP segment the analysis can use.
+    pub fn skipped(&mut self, skip: Skip) {
+        self.counts.skipped.add(skip);
+    }
+
+    /// The analysis events raised since the last call, in frame order:
+    /// counted in the timeline, kept as evidence, then handed to `on_event`.
+    pub fn drain_events(&mut self, mut on_event: impl FnMut(&Event)) {
+        for event in self.tracker.drain_events() {
+            if let Some(timeline) = &mut self.timeline {
+                count_event(timeline, &event);
+            }
+            if let Some(evidence) = &mut self.evidence {
+                evidence.record(&event);
+            }
+            on_event(&event);
+        }
+    }
+
+    /// Everything, once the input is over: `frames` read in all, and the
+    /// error that stopped the read early, if one did.
+    pub fn finish(self, frames: u64, error: Option<CaptureError>) -> Analysis {
+        let mut counts = self.counts;
+        counts.frames = frames;
+        let connections = self.tracker.finish();
+        let transactions = self
+            .builder
+            .map(|builder| builder.finish(&connections))
+            .unwrap_or_default();
+        let ticks = match self.timeline {
+            Some(mut timeline) => {
+                count_ends(&mut timeline, &connections, &transactions);
+                timeline.ticks()
+            }
+            None => Vec::new(),
+        };
+        let findings = self.evidence.map_or_else(Vec::new, |evidence| {
+            diagnose::diagnose(&Inputs {
+                connections: &connections,
+                transactions: &transactions,
+                evidence: &evidence,
+                ticks: &ticks,
+            })
+        });
+        Analysis {
+            connections,
+            transactions,
+            ticks,
+            findings,
+            counts,
+            error,
+        }
+    }
+}
+
+fn count_segment(timeline: &mut Timeline, segment: &Segment) {
     timeline.add_all(
         segment.timestamp_ns,
         &[
@@ -255,7 +330,7 @@ fn count_ends(
     for connection in connections {
         timeline.add(connection.first_ns, Series::NewConnections, 1);
         timeline.add(connection.last_ns, Series::ConnectionsClosed, 1);
-        if matches!(connection.state, "S0" | "REJ" | "RSTOS0" | "SH") {
+        if connection.state.failed_setup() {
             timeline.add(connection.first_ns, Series::FailedConnections, 1);
         }
     }
@@ -286,7 +361,7 @@ fn read(
     mut reader: MergedReader,
     sender: mpsc::SyncSender<Batch>,
     recycled: mpsc::Receiver<Batch>,
-    mut progress: Progress,
+    mut progress: impl ReadProgress,
 ) -> (u64, Option<CaptureError>) {
     let mut frames = 0;
     let mut batch = Batch::new();

@@ -1,0 +1,40 @@
+//! What the tracker made of one segment: a plain, typed record in its
+//! connection's relative terms, for every later stage that looks at packets
+//! (transactions, the report's ladder, the one-connection view). Later
+//! stages read these; none of them tracks sequence numbers again.
+
+use decode::Flags;
+
+use crate::event::{Direction, EventSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentView {
+    pub frame: u64,
+    pub timestamp_ns: i64,
+    pub connection: u64,
+    pub direction: Direction,
+    /// Relative to the sender's initial sequence number (0 = the ISN).
+    pub seq: u32,
+    /// Relative to the peer's initial sequence number; 0 without the ACK flag.
+    pub ack: u32,
+    /// Payload bytes.
+    pub len: u32,
+    pub flags: Flags,
+    /// The receive window the sender of this segment advertised, in bytes
+    /// (scaled when the handshake said so).
+    pub window: u64,
+    /// The sender's bytes sent and not yet acknowledged, after this segment;
+    /// None when a gap in the capture leaves it unknown.
+    pub in_flight: Option<u64>,
+    /// The analysis events it raised (Wireshark's `tcp.analysis.*`).
+    pub events: EventSet,
+    /// The round trip this segment's ACK measured for the peer's data, if any.
+    pub rtt_sample_ns: Option<i64>,
+}
+
+impl SegmentView {
+    /// It carried data sent before.
+    pub fn resent(&self) -> bool {
+        self.events.resent()
+    }
+}
