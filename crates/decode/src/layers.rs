@@ -152,6 +152,8 @@ struct Transport<'a> {
     protocol: u8,
     bytes: &'a [u8],
     claimed_len: usize,
+    ip_id: Option<u16>,
+    ttl: u8,
 }
 
 /// `uncaptured` is how many bytes of the frame the snaplen cut off: an IP
@@ -199,6 +201,8 @@ fn ipv4(bytes: &[u8]) -> Result<Transport<'_>, Skip> {
         protocol: packet.protocol(),
         bytes: payload,
         claimed_len,
+        ip_id: Some(packet.identification()),
+        ttl: packet.ttl(),
     })
 }
 
@@ -214,6 +218,8 @@ fn ipv6(bytes: &[u8]) -> Result<Transport<'_>, Skip> {
         protocol: upper.protocol,
         bytes: upper.bytes,
         claimed_len: upper.claimed_len,
+        ip_id: None,
+        ttl: packet.hop_limit(),
     })
 }
 
@@ -298,6 +304,8 @@ fn tcp(transport: &Transport) -> Result<Segment, Skip> {
         payload_len: u32::try_from(payload_len).map_err(|_| Skip::Malformed)?,
         options: options(header.options()),
         captured_payload,
+        ip_id: transport.ip_id,
+        ttl: transport.ttl,
     })
 }
 

@@ -127,6 +127,11 @@ pub struct Segment {
     pub options: Options,
     /// Where the captured start of the payload lies in the decoded bytes.
     pub captured_payload: CapturedPayload,
+    /// The IPv4 identification field (None for IPv6): a sender's count of
+    /// its packets, which tells a frame captured twice from one sent twice.
+    pub ip_id: Option<u16>,
+    /// IPv4 TTL or IPv6 hop limit as captured.
+    pub ttl: u8,
 }
 
 /// The part of a segment's payload present in the bytes it was decoded from:

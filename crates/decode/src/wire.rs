@@ -66,7 +66,9 @@ pub mod ipv4_field {
     use std::ops::Range;
     pub const VERSION_IHL: usize = 0;
     pub const TOTAL_LEN: usize = 2;
+    pub const IDENTIFICATION: usize = 4;
     pub const FLAGS_FRAGMENT: usize = 6;
+    pub const TTL: usize = 8;
     pub const PROTOCOL: usize = 9;
     pub const SRC: Range<usize> = 12..16;
     pub const DST: Range<usize> = 16..20;
@@ -110,6 +112,14 @@ impl<'a> Ipv4<'a> {
         self.0[ipv4_field::PROTOCOL]
     }
 
+    pub fn identification(&self) -> u16 {
+        be16(self.0, ipv4_field::IDENTIFICATION).unwrap_or(0)
+    }
+
+    pub fn ttl(&self) -> u8 {
+        self.0[ipv4_field::TTL]
+    }
+
     pub fn src(&self) -> [u8; 4] {
         self.address(ipv4_field::SRC)
     }
@@ -141,6 +151,7 @@ pub mod ipv6_field {
     use std::ops::Range;
     pub const PAYLOAD_LEN: usize = 4;
     pub const NEXT_HEADER: usize = 6;
+    pub const HOP_LIMIT: usize = 7;
     pub const SRC: Range<usize> = 8..24;
     pub const DST: Range<usize> = 24..40;
     pub const HEADER_LEN: usize = 40;
@@ -178,6 +189,10 @@ impl<'a> Ipv6<'a> {
 
     pub fn src(&self) -> [u8; 16] {
         self.address(ipv6_field::SRC)
+    }
+
+    pub fn hop_limit(&self) -> u8 {
+        self.0[ipv6_field::HOP_LIMIT]
     }
 
     pub fn dst(&self) -> [u8; 16] {
