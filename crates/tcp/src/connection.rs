@@ -2,7 +2,7 @@
 
 use decode::{Endpoint, Flags, Segment};
 
-use crate::direction::{self, Half, Relative, WindowScale};
+use crate::direction::{self, Half, Relative, SideRtts, WindowScale};
 use crate::event::{Direction, EventKind, EventSet};
 use crate::summary::{Close, CloseHow, ConnState, ConnectionSummary, Handshake, Role, SynOptions};
 use crate::view::SegmentView;
@@ -98,6 +98,7 @@ impl Connection {
         self.last_ns = self.last_ns.max(segment.timestamp_ns);
         let syn_retry = self.track_handshake(segment, direction);
         let first_rtt_ns = self.first_rtt_ns;
+        let rtts = self.side_rtts(direction);
         let (fwd, rev) = self.halves_mut(direction);
         fwd.learn_base(segment);
         if segment.flags.ack() {
@@ -113,7 +114,7 @@ impl Connection {
             len: segment.payload_len,
             window: fwd.scaled_window(segment),
         };
-        let mut flagged = direction::analyze(fwd, rev, segment, rel, first_rtt_ns);
+        let (mut flagged, wait) = direction::analyze(fwd, rev, segment, rel, first_rtt_ns, rtts);
         if syn_retry {
             flagged.raise(EventKind::SynRetransmission);
         }
@@ -135,6 +136,34 @@ impl Connection {
             in_flight,
             events: flagged,
             rtt_sample_ns,
+            wait,
+            rtts,
+        }
+    }
+
+    /// Round trips from the capture point to the sender of a segment going
+    /// `direction` and to its receiver: the handshake's split, or the
+    /// quickest data-to-ACK sample, whichever is less.
+    fn side_rtts(&self, direction: Direction) -> SideRtts {
+        let least = |handshake_ms: Option<f64>, half: &Half| {
+            let handshake = handshake_ms.map(|ms| (ms * 1e6) as i64);
+            match (handshake, half.rtt.least_ns()) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => a.or(b).unwrap_or(0),
+            }
+        };
+        // A side's data-to-ACK samples time the path to the other side.
+        let to_client = least(self.handshake.rtt_to_client_ms, &self.halves[1]);
+        let to_server = least(self.handshake.rtt_to_server_ms, &self.halves[0]);
+        match direction {
+            Direction::ClientToServer => SideRtts {
+                to_sender_ns: to_client,
+                to_receiver_ns: to_server,
+            },
+            Direction::ServerToClient => SideRtts {
+                to_sender_ns: to_server,
+                to_receiver_ns: to_client,
+            },
         }
     }
 
@@ -181,6 +210,7 @@ impl Connection {
             handshake.server_options = Some(syn_options(segment));
             handshake.rtt_to_server_ms = self.last_syn_ns.map(|syn| (now - syn) as f64 / 1e6);
             self.learn_window_scales();
+            self.learn_segment_sizes();
             return false;
         }
         let completes = direction == Direction::ClientToServer
@@ -193,6 +223,28 @@ impl Connection {
             self.first_rtt_ns = self.last_syn_ns.map(|syn| now - syn);
         }
         false
+    }
+
+    /// Each side may send segments as large as the peer's SYN allows, less
+    /// the timestamps option when both offered it.
+    fn learn_segment_sizes(&mut self) {
+        let (Some(client), Some(server)) =
+            (self.handshake.client_options, self.handshake.server_options)
+        else {
+            return;
+        };
+        let options = if client.timestamps && server.timestamps {
+            12
+        } else {
+            0
+        };
+        let payload = |mss: Option<u16>| mss.map(|mss| u32::from(mss).saturating_sub(options));
+        if let Some(mss) = payload(server.mss) {
+            self.halves[0].release.learn_mss(mss);
+        }
+        if let Some(mss) = payload(client.mss) {
+            self.halves[1].release.learn_mss(mss);
+        }
     }
 
     /// Window scaling applies only when both SYNs offered it.
@@ -276,11 +328,14 @@ impl Connection {
 
     fn direction_summary(&self, direction: Direction) -> crate::summary::DirectionSummary {
         let half = &self.halves[direction.index()];
+        let peer = &self.halves[1 - direction.index()];
         let mut stats = half.stats.clone();
         stats.rtt = half.rtt.stats();
+        stats.release_lag = half.release.lag_stats();
         stats.ack_clock = half.clock.stats();
         stats.window_scale_known = half.scale != WindowScale::Unknown;
         stats.zero_window_ms = half.zero_window_ms(self.last_ns);
+        stats.unacknowledged_at_end = half.unacknowledged(peer);
         stats
     }
 
@@ -349,8 +404,12 @@ fn track_rtt(
     if flagged.resent() {
         fwd.rtt.retransmitted();
     } else if rel.len > 0 && !flagged.has(EventKind::OutOfOrder) {
-        fwd.rtt
-            .sent(rel.seq.wrapping_add(rel.len), segment.timestamp_ns);
+        let in_flight = fwd.in_flight(rev);
+        fwd.rtt.sent(
+            rel.seq.wrapping_add(rel.len),
+            segment.timestamp_ns,
+            in_flight,
+        );
     }
     segment
         .flags

@@ -8,6 +8,8 @@ use decode::{Flags, Segment};
 
 use crate::clock::{Ack, AckClock};
 use crate::event::{EventKind, EventSet};
+use crate::holes::Holes;
+use crate::release::{AckOfData, Release, ReleaseTracker, Wait, HOST_REACTION_NS};
 use crate::rtt::RttTracker;
 use crate::seq;
 use crate::summary::DirectionSummary;
@@ -53,6 +55,8 @@ pub struct Half {
     resent_run: Option<(u32, u64)>,
     pub rtt: RttTracker,
     pub clock: AckClock,
+    pub release: ReleaseTracker,
+    holes: Holes,
     pub stats: DirectionSummary,
 }
 
@@ -77,6 +81,8 @@ impl Default for Half {
             resent_run: None,
             rtt: RttTracker::default(),
             clock: AckClock::default(),
+            release: ReleaseTracker::default(),
+            holes: Holes::default(),
             stats: DirectionSummary::default(),
         }
     }
@@ -129,15 +135,25 @@ impl Half {
     }
 }
 
+/// Round trips from the capture point to the side sending a segment and to
+/// the side receiving it, the least seen so far (0 when unknown).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SideRtts {
+    pub to_sender_ns: i64,
+    pub to_receiver_ns: i64,
+}
+
 /// Runs Wireshark's checks for a segment travelling `fwd`, against the reverse
 /// direction `rev`, and updates both. `first_rtt_ns` is the handshake RTT.
+/// Returns the events raised, and for data sent after a wait, what ended it.
 pub fn analyze(
     fwd: &mut Half,
     rev: &mut Half,
     segment: &Segment,
     rel: Relative,
     first_rtt_ns: Option<i64>,
-) -> EventSet {
+    rtts: SideRtts,
+) -> (EventSet, Option<Wait>) {
     let mut flagged = EventSet::default();
     let flags = segment.flags;
     let now = segment.timestamp_ns;
@@ -161,12 +177,120 @@ pub fn analyze(
         classify_resend(fwd, rev, segment, rel, first_rtt_ns, &mut flagged);
     }
     track_clock(fwd, rev, segment, rel, flagged, first_rtt_ns.unwrap_or(0));
+    note_ack_of_peer_data(fwd, rev, segment, rel, rtts);
+    track_holes(fwd, rev, segment, rel, flagged);
+    let wait = release_of(fwd, rev, segment, rel, flagged, rtts);
     advance(fwd, segment, rel, flagged);
     fwd.window = Some(rel.window);
     fwd.last_ack = rel.ack;
     fwd.last_ack_ns = now;
     fwd.last_flagged = flagged;
-    flagged
+    (flagged, wait)
+}
+
+/// Where the capture missed this direction's data, and what filled or
+/// acknowledged the gaps: loss before the capture point, loss after it, or
+/// the capture's own drops.
+fn track_holes(
+    fwd: &mut Half,
+    rev: &mut Half,
+    segment: &Segment,
+    rel: Relative,
+    flagged: EventSet,
+) {
+    if segment.flags.ack() && rel.ack != 0 {
+        rev.stats.capture_drops += rev.holes.acknowledged(rel.ack);
+    }
+    if rel.len == 0 {
+        return;
+    }
+    let end = rel.seq.wrapping_add(rel.len);
+    if flagged.has(EventKind::LostSegment) {
+        fwd.holes.open(fwd.next_seq, rel.seq);
+    }
+    // Data first seen above what the receiver had acknowledged: the capture
+    // began after the part between them left the sender.
+    if fwd.next_seq == 0 && rev.last_ack != 0 && seq::after(rel.seq, rev.last_ack) {
+        fwd.holes.open(rev.last_ack, rel.seq);
+    }
+    let below_highest = fwd.next_seq != 0 && seq::before(rel.seq, fwd.next_seq);
+    if below_highest && fwd.holes.fill(rel.seq, end) {
+        fwd.stats.lost_before_capture += 1;
+        fwd.release.gap_seen();
+    } else if flagged.has(EventKind::Retransmission) || flagged.has(EventKind::FastRetransmission) {
+        fwd.stats.lost_after_capture += 1;
+    }
+}
+
+/// Tells the peer's release tracker about an ACK that moved its
+/// acknowledged edge or its window.
+fn note_ack_of_peer_data(
+    fwd: &Half,
+    rev: &mut Half,
+    segment: &Segment,
+    rel: Relative,
+    rtts: SideRtts,
+) {
+    let moved = rel.ack != fwd.last_ack || Some(rel.window) != fwd.window;
+    if !segment.flags.ack() || fwd.last_ack == 0 || !moved || seq::before(rel.ack, fwd.last_ack) {
+        return;
+    }
+    let ack = AckOfData {
+        at_ns: segment.timestamp_ns,
+        frame: segment.frame,
+        ack_before: fwd.last_ack,
+        ack_after: rel.ack,
+        window_before: fwd.window,
+        window_after: rel.window,
+        sent_up_to: rev.next_seq,
+        bare: rel.len == 0,
+    };
+    rev.release.acked(ack, rtts.to_sender_ns);
+}
+
+/// For a segment carrying data, what released it after the sender's previous data.
+fn release_of(
+    fwd: &mut Half,
+    rev: &Half,
+    segment: &Segment,
+    rel: Relative,
+    flagged: EventSet,
+    rtts: SideRtts,
+) -> Option<Wait> {
+    let not_data = [
+        EventKind::OutOfOrder,
+        EventKind::ZeroWindowProbe,
+        EventKind::KeepAlive,
+    ];
+    if rel.len == 0 || not_data.iter().any(|&kind| flagged.has(kind)) {
+        return None;
+    }
+    let now = segment.timestamp_ns;
+    // The receiver asked for this very segment with duplicate ACKs and the
+    // sender answered at once: it did not wait for a timer (Wireshark's
+    // 20 ms window for the flag is too short seen from the receiver's side).
+    let asked_for = rev.dup_acks >= 1
+        && rev.last_ack == rel.seq
+        && now - rev.last_ack_ns <= rtts.to_sender_ns + HOST_REACTION_NS;
+    let to_sender = rtts.to_sender_ns;
+    let released = if flagged.has(EventKind::FastRetransmission) || (asked_for && flagged.resent())
+    {
+        fwd.release
+            .resent(now, rel.len, Release::DuplicateAcks, to_sender)
+    } else if flagged.has(EventKind::Retransmission) {
+        let tail = rel.seq.wrapping_add(rel.len) == fwd.next_seq;
+        fwd.release
+            .resent(now, rel.len, Release::Timer { tail }, to_sender)
+    } else if flagged.has(EventKind::SpuriousRetransmission) {
+        // Data the receiver already had: it released nothing.
+        fwd.release
+            .resent(now, rel.len, Release::Timer { tail: false }, to_sender);
+        None
+    } else {
+        fwd.release
+            .new_data(now, rel.seq, rel.len, fwd.next_seq, to_sender)
+    };
+    released.map(|(since_ns, ended_by)| Wait { since_ns, ended_by })
 }
 
 /// Zero-window probe, zero window, lost segment, keep-alive, window update
@@ -343,6 +467,7 @@ fn advance(fwd: &mut Half, segment: &Segment, rel: Relative, flagged: EventSet) 
 pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagged: EventSet) {
     let stats = &mut fwd.stats;
     stats.packets += 1;
+    stats.data_packets += u64::from(rel.len > 0);
     stats.wire_bytes += u64::from(segment.wire_len);
     stats.payload_bytes += u64::from(rel.len);
     let retransmitted = [
@@ -454,6 +579,16 @@ fn count_in_flight(fwd: &mut Half, rev: &Half, rel: Relative) {
 }
 
 impl Half {
+    /// This side's data that `rev` never acknowledged: all of it when no
+    /// ACK from `rev` was seen at all.
+    pub fn unacknowledged(&self, rev: &Half) -> u64 {
+        match self.in_flight(rev) {
+            Some(in_flight) => in_flight,
+            None if rev.last_ack == 0 => u64::from(self.next_seq.saturating_sub(1)),
+            None => 0,
+        }
+    }
+
     /// This side's bytes sent and not yet acknowledged by `rev`, when known.
     pub fn in_flight(&self, rev: &Half) -> Option<u64> {
         if !self.bytes_in_flight_valid {

@@ -11,13 +11,17 @@ mod clock;
 mod connection;
 mod direction;
 mod event;
+mod holes;
+mod release;
 mod rtt;
 mod seq;
 mod summary;
 mod tracker;
 mod view;
 
+pub use direction::SideRtts;
 pub use event::{Direction, Event, EventKind, EventSet};
+pub use release::{Lacked, Release, Wait, DELAYED_ACK_MIN_NS, HOST_REACTION_NS};
 pub use summary::{
     AckClockStats, Close, CloseHow, ConnState, ConnectionSummary, DirectionSummary, Handshake,
     PathRtt, Retransmissions, Role, RttStats, SynOptions, WindowStats,

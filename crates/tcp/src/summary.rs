@@ -244,6 +244,8 @@ pub struct SynOptions {
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DirectionSummary {
     pub packets: u64,
+    /// Packets that carried payload.
+    pub data_packets: u64,
     pub wire_bytes: u64,
     pub payload_bytes: u64,
     /// Payload bytes above the highest sequence seen before: what was new.
@@ -254,6 +256,15 @@ pub struct DirectionSummary {
     pub lost_segments: u64,
     /// Data the peer acknowledged that the capture never saw: the capture dropped it.
     pub ack_lost_segments: u64,
+    /// Resends that filled a gap at the capture point: their originals were
+    /// lost before it.
+    pub lost_before_capture: u64,
+    /// Resends of data the capture point had seen: lost after it (or resent
+    /// needlessly, when spurious ones are among them).
+    pub lost_after_capture: u64,
+    /// Gaps the receiver acknowledged without their data ever being seen
+    /// again: the capture's own drops, not loss.
+    pub capture_drops: u64,
     pub duplicate_acks: u64,
     /// ACKs carrying SACK blocks.
     pub sack_acks: u64,
@@ -273,6 +284,9 @@ pub struct DirectionSummary {
     pub window_scale_known: bool,
     pub max_bytes_in_flight: u64,
     pub rtt: RttStats,
+    /// From an ACK to the data it let go while the congestion window was the
+    /// limit: at the receiver's side of a path, its round trip to the sender.
+    pub release_lag: RttStats,
     /// Longest gap between two packets in this direction.
     pub max_idle_ms: f64,
     /// How the peer's ACKs released this direction's data.
@@ -282,6 +296,8 @@ pub struct DirectionSummary {
     /// The most times one segment was sent again by timeout in a row, and its payload.
     pub most_resends: u64,
     pub most_resent_bytes: u64,
+    /// Bytes sent and never acknowledged by the end (0 when unknown).
+    pub unacknowledged_at_end: u64,
 }
 
 /// How the peer's ACKs released one direction's data: the rate and evenness
@@ -328,4 +344,8 @@ pub struct RttStats {
     pub min_ms: Option<f64>,
     pub median_ms: Option<f64>,
     pub max_ms: Option<f64>,
+    /// How the samples follow the bytes in flight when their data left
+    /// (Pearson's r): near 1 when a queue builds at a bottleneck as the
+    /// sender puts more in flight.
+    pub in_flight_correlation: Option<f64>,
 }

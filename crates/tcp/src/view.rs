@@ -5,7 +5,9 @@
 
 use decode::Flags;
 
+use crate::direction::SideRtts;
 use crate::event::{Direction, EventSet};
+use crate::release::Wait;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentView {
@@ -30,6 +32,12 @@ pub struct SegmentView {
     pub events: EventSet,
     /// The round trip this segment's ACK measured for the peer's data, if any.
     pub rtt_sample_ns: Option<i64>,
+    /// For a segment carrying data: since when its sender had sent nothing
+    /// and what released it.
+    pub wait: Option<Wait>,
+    /// Round trips from the capture point to this segment's sender and to
+    /// its receiver, the least seen so far (0 when not known yet).
+    pub rtts: SideRtts,
 }
 
 impl SegmentView {

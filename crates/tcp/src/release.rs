@@ -1,0 +1,427 @@
+//! What ended each wait of a sender.
+//!
+//! A sender that stopped and then sent data again was released by
+//! something: an ACK that opened the window or acknowledged what it was
+//! holding out for, a retransmission timer, duplicate ACKs, or its own
+//! application writing more. Which one is a matter of mechanism, read from
+//! the sequence state at the moment, never from how long the pause was:
+//! whether the new data fitted the window before the latest ACK, whether
+//! that ACK left anything outstanding, whether it came late and acknowledged
+//! a lone segment (the receiver's delayed-ACK timer), whether the sender was
+//! holding a small segment back (Nagle).
+//!
+//! Everything is judged as the sender saw it. An ACK the capture point sees
+//! at `t` reaches the sender at `t` plus the round trip from the capture
+//! point to the sender (nothing at the sender's own side, the whole path at
+//! the receiver's); the sender's data reaches the capture point a fixed time
+//! after it leaves, so against the data, ACKs are shifted by that round trip.
+
+use std::collections::VecDeque;
+
+use crate::rtt::Samples;
+use crate::seq;
+use crate::summary::RttStats;
+
+/// The time a sending host takes to act on an ACK it was waiting for: the
+/// kernel sends within microseconds, an application blocked on the socket
+/// wakes within a scheduler tick. A sender that resumed later than this
+/// after an ACK reached it was not waiting for that ACK.
+pub const HOST_REACTION_NS: i64 = 2_000_000;
+
+/// Receivers hold back the ACK of a lone segment for their delayed-ACK timer
+/// (at least 40 ms on Linux, 100 ms on macOS, 200 ms on Windows) and
+/// acknowledge every second full segment at once. An ACK later than the round
+/// trip by at least half the shortest of those timers was held back.
+pub const DELAYED_ACK_MIN_NS: i64 = 20_000_000;
+
+/// ACKs seen at the capture point but not yet at the sender, at most: a
+/// longer backlog (a fat, long pipe seen from the receiver's side) drops its
+/// oldest, which only makes a wait look like data following its flight.
+const MAX_ACKS_ON_THEIR_WAY: usize = 32;
+
+/// A data segment sent after the sender's previous one, and what let it go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wait {
+    /// When the sender's previous data segment was seen.
+    pub since_ns: i64,
+    pub ended_by: Release,
+}
+
+/// What released a sender's data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// An ACK from the peer (frame `frame`, seen at `at_ns`) gave the sender what it lacked.
+    Ack {
+        at_ns: i64,
+        frame: u64,
+        lacked: Lacked,
+    },
+    /// A retransmission timer fired: a timeout or a tail-loss probe.
+    /// `tail`: the segment resent was the last one sent, so no later segment
+    /// could have raised duplicate ACKs for it.
+    Timer { tail: bool },
+    /// Duplicate ACKs asked for the segment again (fast retransmission).
+    DuplicateAcks,
+    /// Nothing was outstanding and the window was open: the sender's
+    /// application had nothing to send until then.
+    Application,
+    /// Earlier data was still outstanding and no ACK reached the sender in
+    /// between: the segment followed its flight (queued behind it on the way).
+    Queued,
+}
+
+/// What a sender released by an ACK had been waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lacked {
+    /// The receiver had advertised a zero window.
+    ZeroWindow,
+    /// The data did not fit the receiver's window before the ACK.
+    ReceiveWindow,
+    /// Everything sent had to be acknowledged first. `ack_delayed`: the
+    /// receiver held that ACK back for its delayed-ACK timer.
+    /// `small_held`: a small segment was outstanding and the one released is
+    /// small too, the shape of Nagle's algorithm holding it back.
+    AllAcked { ack_delayed: bool, small_held: bool },
+    /// Data was still outstanding after the ACK, and the window was open:
+    /// the sender's congestion window (or send buffer) let no more go.
+    /// `after_loss`: loss had been seen before, so it had cut the window.
+    CongestionWindow { after_loss: bool },
+}
+
+/// An ACK from the peer, as recorded when the capture saw it.
+#[derive(Debug, Clone, Copy)]
+struct AckSeen {
+    at_ns: i64,
+    frame: u64,
+    /// The receiver's right window edge before this ACK (relative sequence).
+    edge_before: u32,
+    zero_before: bool,
+    /// The acknowledged edge after it, and the window it then offered.
+    ack_after: u32,
+    window_after: u64,
+    delayed: bool,
+}
+
+/// Release state of one direction's sender.
+#[derive(Debug, Default)]
+pub struct ReleaseTracker {
+    last_data_ns: Option<i64>,
+    last_data_len: u32,
+    /// The handshake's MSS less options, once known.
+    mss: Option<u32>,
+    largest_segment: u32,
+    /// ACKs seen at the capture point that have not reached the sender yet.
+    on_their_way: VecDeque<AckSeen>,
+    /// The latest ACK to have reached the sender, and whether it reached it
+    /// after the sender's previous data left.
+    reached: Option<(AckSeen, bool)>,
+    /// The sender resent data, or the capture saw a gap in it: loss has
+    /// cut its congestion window since.
+    loss_seen: bool,
+    /// From each ACK to the data it let go while the congestion window
+    /// limited the sender, against the bytes then in flight: seen at the
+    /// receiver, the round trip to the sender and back.
+    lags: Samples,
+}
+
+/// An ACK of the sender's data as the peer sent it.
+#[derive(Debug, Clone, Copy)]
+pub struct AckOfData {
+    pub at_ns: i64,
+    pub frame: u64,
+    /// The acknowledged edge before and after, and the window before
+    /// (relative to the sender's sequence, scaled).
+    pub ack_before: u32,
+    pub ack_after: u32,
+    pub window_before: Option<u64>,
+    pub window_after: u64,
+    /// The sender's next sequence: all it has sent.
+    pub sent_up_to: u32,
+    /// The ACK carried no data of its own.
+    pub bare: bool,
+}
+
+impl ReleaseTracker {
+    /// A resend filled a gap the capture had seen in this sender's data: it
+    /// was lost before the capture point.
+    pub fn gap_seen(&mut self) {
+        self.loss_seen = true;
+    }
+
+    /// Round trips from an ACK to the data it released, while the
+    /// congestion window was the limit.
+    pub fn lag_stats(&self) -> RttStats {
+        self.lags.stats()
+    }
+
+    /// The most payload one segment of this sender may carry, from the handshake.
+    pub fn learn_mss(&mut self, mss: u32) {
+        self.mss = Some(mss);
+    }
+
+    /// A full segment: the handshake's MSS, else the largest segment seen.
+    fn full_segment(&self) -> u32 {
+        self.mss.unwrap_or(self.largest_segment).max(1)
+    }
+
+    /// The peer acknowledged some of this sender's data, or moved its window;
+    /// `rtt_to_receiver_ns` is the round trip from the capture point to the peer.
+    pub fn acked(&mut self, ack: AckOfData, rtt_to_receiver_ns: i64) {
+        let Some(last_data_ns) = self.last_data_ns else {
+            return;
+        };
+        let newly_acked = ack.ack_after.wrapping_sub(ack.ack_before);
+        let covered_all = !seq::after(ack.sent_up_to, ack.ack_after);
+        let lone = u64::from(newly_acked) < 2 * u64::from(self.full_segment());
+        let late = ack.at_ns - last_data_ns - rtt_to_receiver_ns >= DELAYED_ACK_MIN_NS;
+        let window = ack
+            .window_before
+            .unwrap_or(u64::MAX)
+            .min(u64::from(u32::MAX >> 1));
+        if self.on_their_way.len() == MAX_ACKS_ON_THEIR_WAY {
+            self.on_their_way.pop_front();
+        }
+        self.on_their_way.push_back(AckSeen {
+            at_ns: ack.at_ns,
+            frame: ack.frame,
+            edge_before: ack.ack_before.wrapping_add(window as u32),
+            zero_before: ack.window_before == Some(0),
+            ack_after: ack.ack_after,
+            window_after: ack.window_after,
+            delayed: covered_all && ack.bare && lone && late,
+        });
+    }
+
+    /// New data of `len` bytes leaves at `now_ns` from sequence `seq`, the
+    /// sender having sent up to `sent_before` before it; `rtt_to_sender_ns`
+    /// is the round trip from the capture point to the sender. Returns when
+    /// the sender's previous data left, and what released this.
+    pub fn new_data(
+        &mut self,
+        now_ns: i64,
+        seq: u32,
+        len: u32,
+        sent_before: u32,
+        rtt_to_sender_ns: i64,
+    ) -> Option<(i64, Release)> {
+        self.deliver_acks(now_ns, rtt_to_sender_ns);
+        let end = seq.wrapping_add(len);
+        let released = self.last_data_ns.map(|since| {
+            let release = self.release(now_ns, end, len, sent_before, rtt_to_sender_ns);
+            (since, release)
+        });
+        if let Some((_, Release::Ack { at_ns, lacked, .. })) = released {
+            if matches!(lacked, Lacked::CongestionWindow { .. }) {
+                let in_flight = self
+                    .reached
+                    .map(|(ack, _)| u64::from(sent_before.wrapping_sub(ack.ack_after)));
+                self.lags.add(now_ns - at_ns, in_flight);
+            }
+        }
+        self.sent(now_ns, len);
+        released
+    }
+
+    /// Data sent again at `now_ns`, by `release` (a timer or duplicate ACKs).
+    pub fn resent(
+        &mut self,
+        now_ns: i64,
+        len: u32,
+        release: Release,
+        rtt_to_sender_ns: i64,
+    ) -> Option<(i64, Release)> {
+        self.deliver_acks(now_ns, rtt_to_sender_ns);
+        let since = self.last_data_ns;
+        self.sent(now_ns, len);
+        self.loss_seen = true;
+        since.map(|since| (since, release))
+    }
+
+    /// Takes in the ACKs that have reached the sender by `now_ns`. The round
+    /// trip is the least measured, which the far side's own processing can
+    /// lengthen: a host's reaction time of slack keeps a sender that acted at
+    /// once from looking as if it acted before the ACK came.
+    fn deliver_acks(&mut self, now_ns: i64, rtt_to_sender_ns: i64) {
+        while let Some(&ack) = self.on_their_way.front() {
+            let reaches_sender = ack.at_ns + rtt_to_sender_ns;
+            if reaches_sender > now_ns + HOST_REACTION_NS.min(rtt_to_sender_ns) {
+                break;
+            }
+            self.on_their_way.pop_front();
+            let after_last_data = self.last_data_ns.is_none_or(|last| reaches_sender > last);
+            self.reached = Some((ack, after_last_data));
+        }
+    }
+
+    /// The ACK left a window smaller than a segment, and the sender, after
+    /// holding back (silly-window avoidance, until its persist timer fired),
+    /// sent exactly that window: it waited for the receiver's window.
+    fn filled_a_silly_window(&self, ack: &AckSeen, end: u32, sent_before: u32) -> bool {
+        let edge_after = ack
+            .ack_after
+            .wrapping_add(ack.window_after.min(u64::from(u32::MAX >> 1)) as u32);
+        ack.window_after < u64::from(self.full_segment())
+            && !seq::after(sent_before, ack.ack_after)
+            && end == edge_after
+    }
+
+    fn sent(&mut self, now_ns: i64, len: u32) {
+        self.last_data_ns = Some(now_ns);
+        self.last_data_len = len;
+        self.largest_segment = self.largest_segment.max(len);
+        if let Some((_, after_last_data)) = &mut self.reached {
+            *after_last_data = false;
+        }
+    }
+
+    /// What released data ending at `end`: the latest ACK to reach the sender
+    /// since its previous data, if the sender acted on it at once; else its
+    /// application (nothing was outstanding) or its flight (data was).
+    fn release(
+        &self,
+        now_ns: i64,
+        end: u32,
+        len: u32,
+        sent_before: u32,
+        rtt_to_sender_ns: i64,
+    ) -> Release {
+        let covered_all = |ack: &AckSeen| !seq::after(sent_before, ack.ack_after);
+        let idle_or_queued = |ack: Option<&AckSeen>| match ack {
+            Some(ack) if covered_all(ack) => Release::Application,
+            _ => Release::Queued,
+        };
+        let Some((ack, true)) = self.reached else {
+            return idle_or_queued(self.reached.as_ref().map(|(ack, _)| ack));
+        };
+        let prompt = now_ns - (ack.at_ns + rtt_to_sender_ns) <= HOST_REACTION_NS;
+        let silly_window = self.filled_a_silly_window(&ack, end, sent_before);
+        if !prompt && !silly_window {
+            return idle_or_queued(Some(&ack));
+        }
+        let lacked = if silly_window || seq::after(end, ack.edge_before) {
+            if ack.zero_before {
+                Lacked::ZeroWindow
+            } else {
+                Lacked::ReceiveWindow
+            }
+        } else if covered_all(&ack) {
+            let small = |bytes: u32| bytes < self.full_segment();
+            Lacked::AllAcked {
+                ack_delayed: ack.delayed,
+                small_held: small(self.last_data_len) && small(len),
+            }
+        } else {
+            Lacked::CongestionWindow {
+                after_loss: self.loss_seen,
+            }
+        };
+        Release::Ack {
+            at_ns: ack.at_ns,
+            frame: ack.frame,
+            lacked,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(at_ns: i64, before: u32, after: u32, window: u64, sent: u32) -> AckOfData {
+        AckOfData {
+            at_ns,
+            frame: 0,
+            ack_before: before,
+            ack_after: after,
+            window_before: Some(window),
+            window_after: window,
+            sent_up_to: sent,
+            bare: true,
+        }
+    }
+
+    #[test]
+    fn data_beyond_the_window_edge_waited_for_the_window() {
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1000);
+        tracker.new_data(0, 1, 1000, 1, 0);
+        tracker.new_data(10, 1001, 1000, 1001, 0);
+        tracker.acked(ack(50, 1, 1001, 2000, 2001), 40);
+        let (since, release) = tracker.new_data(51, 2001, 1000, 2001, 0).unwrap();
+        assert_eq!(since, 10);
+        assert_eq!(
+            release,
+            Release::Ack {
+                at_ns: 50,
+                frame: 0,
+                lacked: Lacked::ReceiveWindow
+            }
+        );
+    }
+
+    #[test]
+    fn a_late_ack_of_a_lone_segment_releasing_a_small_one_is_nagle_meeting_delayed_ack() {
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1448);
+        tracker.new_data(0, 1, 100, 1, 0);
+        tracker.acked(ack(41_000_000, 1, 101, 65535, 101), 1_000_000);
+        let (_, release) = tracker.new_data(41_100_000, 101, 200, 101, 0).unwrap();
+        assert_eq!(
+            release,
+            Release::Ack {
+                at_ns: 41_000_000,
+                frame: 0,
+                lacked: Lacked::AllAcked {
+                    ack_delayed: true,
+                    small_held: true
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn an_idle_sender_with_nothing_outstanding_was_released_by_its_application() {
+        let mut tracker = ReleaseTracker::default();
+        tracker.new_data(0, 1, 100, 1, 0);
+        tracker.acked(ack(1_000_000, 1, 101, 65535, 101), 0);
+        assert_eq!(
+            tracker.new_data(5_000_000, 101, 100, 101, 0).unwrap().1,
+            Release::Application
+        );
+        assert_eq!(
+            tracker.new_data(5_000_100, 201, 100, 201, 0).unwrap().1,
+            Release::Queued
+        );
+    }
+
+    #[test]
+    fn a_sender_that_resumed_long_after_the_ack_was_released_by_its_application() {
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1448);
+        tracker.new_data(0, 1, 100, 1, 0);
+        tracker.acked(ack(2_000_000, 1, 101, 65535, 101), 1_000_000);
+        assert_eq!(
+            tracker.new_data(90_000_000, 101, 100, 101, 0).unwrap().1,
+            Release::Application
+        );
+    }
+
+    #[test]
+    fn seen_from_the_receiver_data_that_followed_its_flight_was_not_waiting() {
+        // Captured at the receiver, 10 ms from the sender and back: the ACK
+        // seen at 1 ms reached the sender at 11 ms, after the data seen at 2
+        // and 3 ms had left it.
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1000);
+        tracker.new_data(0, 1, 1000, 1, 10_000_000);
+        tracker.acked(ack(1_000_000, 1, 1001, 65535, 1001), 0);
+        tracker.new_data(2_000_000, 1001, 1000, 1001, 10_000_000);
+        assert_eq!(
+            tracker
+                .new_data(3_000_000, 2001, 1000, 2001, 10_000_000)
+                .unwrap()
+                .1,
+            Release::Queued
+        );
+    }
+}
