@@ -15,7 +15,7 @@ use decode::{Segment, Skip};
 use diagnose::{Evidence, Finding, Inputs};
 use tcp::{ConnectionSummary, Event, EventKind, SegmentView, Tracker};
 use timeline::{Series, Tick, Timeline};
-use transactions::{Builder, Transaction};
+use transactions::{Builder, ConnectionLedger, Transaction};
 
 /// Told how far the read has got, for a progress bar; `finish` once it is over.
 pub trait ReadProgress: Send + 'static {
@@ -44,6 +44,9 @@ pub struct Analysis {
     pub connections: Vec<ConnectionSummary>,
     /// Empty unless asked for.
     pub transactions: Vec<Transaction>,
+    /// Each connection's time by part, summed over its transactions, with
+    /// the longest stretch of each part as evidence; empty unless asked for.
+    pub ledgers: Vec<ConnectionLedger>,
     /// Empty unless asked for.
     pub ticks: Vec<Tick>,
     /// Empty unless asked for; the costliest first.
@@ -267,9 +270,9 @@ impl Analyzer {
         let mut counts = self.counts;
         counts.frames = frames;
         let connections = self.tracker.finish();
-        let transactions = self
+        let (transactions, ledgers) = self
             .builder
-            .map(|builder| builder.finish(&connections))
+            .map(|builder| builder.finish())
             .unwrap_or_default();
         let ticks = match self.timeline {
             Some(mut timeline) => {
@@ -282,6 +285,7 @@ impl Analyzer {
             diagnose::diagnose(&Inputs {
                 connections: &connections,
                 transactions: &transactions,
+                ledgers: &ledgers,
                 evidence: &evidence,
                 ticks: &ticks,
             })
@@ -289,6 +293,7 @@ impl Analyzer {
         Analysis {
             connections,
             transactions,
+            ledgers,
             ticks,
             findings,
             counts,

@@ -1,25 +1,28 @@
-//! Connections' payload turns in, request/response transactions out.
+//! Connections' segments in, request/response transactions out, each with
+//! its time ledger.
 //!
 //! A generic decoder for any TCP protocol, even on payload-scrubbed captures:
 //! a transaction is the client's data up to the server's reply, and the
 //! server's data up to the client's next request. Each gets its timing
-//! (request, server think time, response transfer, client think time), the
-//! split of that time into network, server, client and TCP's own waits (see
-//! [`latency`]), its bytes and packets each way, the retransmissions inside
-//! it, and a signature
-//! stable across repeats (`blk[127]-blk[3xxx]`). Where the payload is
-//! captured, HTTP and TLS transactions are also named from it (see [`name`]).
+//! (request, server think time, response transfer, client think time), its
+//! [`ledger`] (every millisecond from the end of the previous transaction to
+//! the end of its response charged to one named part, by what ended each
+//! wait), its bytes and packets each way, the retransmissions inside it, and
+//! a signature stable across repeats (`blk[127]-blk[3xxx]`). Where the
+//! payload is captured, HTTP and TLS transactions are also named from it
+//! (see [`name`]).
 
 pub mod latency;
+pub mod ledger;
 pub mod name;
 mod signature;
 mod stats;
 
 use serde::Serialize;
-use tcp::{ConnectionSummary, Direction, SegmentView};
+use tcp::{Direction, SegmentView};
 
-pub use latency::{by_connection, ConnectionLatency, Latency, TIMEOUT_MIN_MS};
-use latency::{Message, Silences};
+pub use latency::Latency;
+pub use ledger::{ConnectionLedger, Ledger, Part, Stretch};
 
 pub use signature::size_bucket;
 pub use stats::{by_name, by_signature, Durations, NameStats, SignatureStats};
@@ -51,11 +54,10 @@ pub struct Transaction {
     pub request_packets: u64,
     pub response_packets: u64,
     pub retransmissions: u64,
-    /// Segments resent after a silence of 200 ms or more (a retransmission
-    /// timeout), and the time those silences took.
-    pub timeout_resends: u64,
-    pub timeout_wait_ms: f64,
-    /// Where the time went: network, server, client, TCP's own waits.
+    /// Where its time went, part by part, from the end of the previous
+    /// transaction on the connection (or its first SYN) to the end of its response.
+    pub ledger: Ledger,
+    /// The ledger's parts summed by kind: network, server, client, TCP's own waits.
     pub latency: Latency,
 }
 
@@ -77,11 +79,11 @@ struct Open {
     retransmissions: u64,
     request_name: Option<String>,
     response_name: Option<String>,
-    silences: Silences,
+    ledger: Ledger,
 }
 
 impl Open {
-    fn new(index: u32, at_ns: i64) -> Self {
+    fn new(index: u32, at_ns: i64, ledger: Ledger) -> Self {
         Open {
             index,
             request_start_ns: at_ns,
@@ -94,14 +96,13 @@ impl Open {
             retransmissions: 0,
             request_name: None,
             response_name: None,
-            silences: Silences::default(),
+            ledger,
         }
     }
 
-    /// The finished transaction, and the silences for its latency split.
-    fn close(self, connection: u64, next_request_ns: Option<i64>) -> (Transaction, Silences) {
+    fn close(self, connection: u64, next_request_ns: Option<i64>) -> Transaction {
         let end_ns = self.response.map_or(self.request_end_ns, |(_, end)| end);
-        let transaction = Transaction {
+        Transaction {
             connection,
             index: self.index,
             signature: signature::of(self.request_bytes, self.response_bytes),
@@ -125,25 +126,54 @@ impl Open {
             request_packets: self.request_packets,
             response_packets: self.response_packets,
             retransmissions: self.retransmissions,
-            timeout_resends: self.silences.timeout_resends,
-            timeout_wait_ms: self.silences.timeout_wait_ms,
-            latency: Latency::default(),
-        };
-        (transaction, self.silences)
+            latency: Latency::of(&self.ledger),
+            ledger: self.ledger,
+        }
     }
+
+    fn request_segment(&mut self, segment: &SegmentView) {
+        self.request_packets += 1;
+        self.request_bytes += u64::from(segment.len);
+        self.retransmissions += u64::from(segment.resent());
+        if delivers(segment) {
+            self.request_end_ns = self.request_end_ns.max(segment.timestamp_ns);
+        }
+    }
+
+    fn response_segment(&mut self, segment: &SegmentView, payload: &[u8]) {
+        self.response_packets += 1;
+        self.response_bytes += u64::from(segment.len);
+        self.retransmissions += u64::from(segment.resent());
+        if self.response.is_none() {
+            self.response_name = name::of_response(payload);
+        }
+        let now = segment.timestamp_ns;
+        let (start, end) = self.response.get_or_insert((now, now));
+        if delivers(segment) {
+            *start = (*start).min(now);
+            *end = (*end).max(now);
+        }
+    }
+}
+
+/// The segment brought the receiver data it lacked: new data, or data sent
+/// again because it was lost (not a needless resend).
+fn delivers(segment: &SegmentView) -> bool {
+    !segment.resent() || segment.wait.is_some()
 }
 
 #[derive(Debug, Default)]
 struct ConnectionTurns {
     open: Option<Open>,
     count: u32,
+    walk: ledger::Walk,
 }
 
-/// Collects transactions from segments as the tracker places them.
+/// Collects transactions from segments as the tracker hands them on.
 #[derive(Debug, Default)]
 pub struct Builder {
     connections: rustc_hash::FxHashMap<u64, ConnectionTurns>,
-    done: Vec<(Transaction, Silences)>,
+    done: Vec<Transaction>,
 }
 
 impl Builder {
@@ -151,88 +181,79 @@ impl Builder {
         Self::default()
     }
 
-    /// Takes one segment with payload; segments without payload change nothing.
-    /// `payload` is its captured start (possibly empty), read only for the
-    /// first segment of a request or response to name it.
+    /// Takes one segment. `payload` is its captured start (possibly empty),
+    /// read only for the first segment of a request or response to name it.
     pub fn observe(&mut self, segment: &SegmentView, payload: &[u8]) {
+        let turns = self.connections.entry(segment.connection).or_default();
+        let opens = opens_transaction(turns.open.as_ref(), segment);
+        if opens {
+            if let Some(finished) = turns.open.take() {
+                self.done
+                    .push(finished.close(segment.connection, Some(segment.timestamp_ns)));
+            }
+        }
+        let open_ledger = turns.open.as_mut().map(|open| &mut open.ledger);
+        turns.walk.segment(segment, opens, open_ledger);
         if segment.len == 0 {
             return;
         }
-        let timestamp_ns = segment.timestamp_ns;
-        let resent = segment.resent();
-        let turns = self.connections.entry(segment.connection).or_default();
-        let bytes = u64::from(segment.len);
+        if opens {
+            turns.count += 1;
+            let mut open = Open::new(turns.count, segment.timestamp_ns, turns.walk.take_pending());
+            if segment.direction == Direction::ClientToServer {
+                open.request_name = name::of_request(payload);
+            }
+            turns.open = Some(open);
+        }
+        let open = turns.open.as_mut().expect("a transaction is open");
         match segment.direction {
-            Direction::ClientToServer => {
-                let answered = turns
-                    .open
-                    .as_ref()
-                    .is_some_and(|open| open.response.is_some());
-                if answered && !resent {
-                    let finished = turns.open.take().expect("an open transaction");
-                    self.done
-                        .push(finished.close(segment.connection, Some(timestamp_ns)));
-                }
-                let open = turns.open.get_or_insert_with(|| {
-                    turns.count += 1;
-                    let mut open = Open::new(turns.count, timestamp_ns);
-                    open.request_name = name::of_request(payload);
-                    open
-                });
-                open.silences
-                    .segment(Message::Request, timestamp_ns, resent);
-                if resent {
-                    let late = &mut open.silences.request_completed_late_ms;
-                    *late = late.max(ms(open.request_end_ns, timestamp_ns));
-                }
-                open.request_packets += 1;
-                open.request_bytes += bytes;
-                open.retransmissions += u64::from(resent);
-                if !resent {
-                    open.request_end_ns = open.request_end_ns.max(timestamp_ns);
-                }
-            }
-            Direction::ServerToClient => {
-                let open = turns.open.get_or_insert_with(|| {
-                    turns.count += 1;
-                    Open::new(turns.count, timestamp_ns)
-                });
-                open.response_packets += 1;
-                open.response_bytes += bytes;
-                open.retransmissions += u64::from(resent);
-                if open.response.is_none() {
-                    open.response_name = name::of_response(payload);
-                }
-                let (start, end) = open.response.get_or_insert((timestamp_ns, timestamp_ns));
-                open.silences
-                    .segment(Message::Response, timestamp_ns, resent);
-                if !resent {
-                    *start = (*start).min(timestamp_ns);
-                    *end = (*end).max(timestamp_ns);
-                }
-            }
+            Direction::ClientToServer => open.request_segment(segment),
+            Direction::ServerToClient => open.response_segment(segment, payload),
         }
     }
 
-    /// Every transaction, in the order each began, with its latency split
-    /// by the figures of its connection.
-    pub fn finish(mut self, connections: &[ConnectionSummary]) -> Vec<Transaction> {
+    /// Every transaction, in the order each began, and the ledger of each
+    /// connection that had any, in connection order.
+    pub fn finish(mut self) -> (Vec<Transaction>, Vec<ConnectionLedger>) {
+        let mut ledgers = Vec::new();
         for (connection, turns) in self.connections.drain() {
             if let Some(open) = turns.open {
                 self.done.push(open.close(connection, None));
             }
+            if turns.count > 0 {
+                ledgers.push(ConnectionLedger {
+                    connection,
+                    transactions: 0,
+                    ledger: Ledger::default(),
+                    stretches: turns.walk.stretches(),
+                });
+            }
         }
-        let by_id: rustc_hash::FxHashMap<u64, &ConnectionSummary> =
-            connections.iter().map(|c| (c.id, c)).collect();
-        let mut done: Vec<Transaction> = self
-            .done
-            .into_iter()
-            .map(|(mut t, silences)| {
-                t.latency = latency::split(&t, &silences, by_id.get(&t.connection).copied());
-                t
-            })
-            .collect();
+        let mut done = self.done;
         done.sort_by_key(|t| (t.request_start_ns, t.connection, t.index));
-        done
+        ledgers.sort_by_key(|ledger| ledger.connection);
+        for t in &done {
+            if let Ok(at) = ledgers.binary_search_by_key(&t.connection, |l| l.connection) {
+                ledgers[at].transactions += 1;
+                ledgers[at].ledger.add(&t.ledger);
+            }
+        }
+        (done, ledgers)
+    }
+}
+
+/// New client data after an answer starts a transaction, and so does any
+/// data when none is open (a server that speaks first).
+fn opens_transaction(open: Option<&Open>, segment: &SegmentView) -> bool {
+    if segment.len == 0 {
+        return false;
+    }
+    match open {
+        None => true,
+        Some(open) => {
+            segment.direction == Direction::ClientToServer
+                && open.response.is_some()
+                && !segment.resent()
+        }
     }
 }

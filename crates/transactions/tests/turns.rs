@@ -2,7 +2,7 @@
 
 use synth::{Conversation, Side, Trace};
 use tcp::Tracker;
-use transactions::{by_signature, Builder, Transaction};
+use transactions::{by_signature, Builder, Part, Transaction};
 
 fn transactions_of(trace: &Trace) -> Vec<Transaction> {
     let mut tracker = Tracker::new();
@@ -11,7 +11,7 @@ fn transactions_of(trace: &Trace) -> Vec<Transaction> {
         let segment = decode::decode(&frame).unwrap();
         builder.observe(&tracker.process(&segment), segment.payload(frame.data));
     }
-    builder.finish(&tracker.finish())
+    builder.finish().0
 }
 
 #[test]
@@ -57,11 +57,16 @@ fn a_resent_request_segment_counts_as_a_retransmission_not_a_new_request() {
     assert_eq!(transactions.len(), 1);
     assert_eq!(transactions[0].retransmissions, 1);
     assert_eq!(transactions[0].request_bytes, 200);
-    assert_eq!(transactions[0].server_think_ms, Some(302.0));
+    // The request reached the server only when resent: it thought 2 ms, not 302.
+    assert_eq!(
+        transactions[0].request_end_ns - transactions[0].request_start_ns,
+        300_000_000
+    );
+    assert_eq!(transactions[0].server_think_ms, Some(2.0));
 }
 
 #[test]
-fn a_request_resent_after_a_timeout_spends_its_time_in_tcp_not_in_the_server() {
+fn a_lost_request_waits_for_its_timer_and_the_ledger_covers_the_connection_from_its_syn() {
     let mut trace = Trace::ethernet();
     let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
     conn.handshake(&mut trace, 0.0, 2.0);
@@ -69,17 +74,17 @@ fn a_request_resent_after_a_timeout_spends_its_time_in_tcp_not_in_the_server() {
     conn.send_at(&mut trace, Side::Client, 310.0, seq, 100);
     conn.send(&mut trace, Side::Server, 331.0, 50);
     conn.send(&mut trace, Side::Client, 341.0, 100);
-    let transaction = &transactions_of(&trace)[0];
-    assert_eq!(
-        (transaction.timeout_resends, transaction.timeout_wait_ms),
-        (1, 300.0)
-    );
-    let latency = transaction.latency;
-    assert_eq!(latency.tcp_wait_ms, 300.0);
-    // Think time from the resend to the answer, less the 1 ms round trip to the server.
-    assert_eq!(latency.server_ms, 20.0);
-    assert_eq!(latency.network_ms, 1.0);
-    assert_eq!(latency.client_ms, 10.0);
+    let transactions = transactions_of(&trace);
+    let ledger = transactions[0].ledger;
+    // The lone request segment was the last one sent: only its timer could resend it.
+    assert_eq!(ledger.get(Part::TailLoss), 300.0);
+    // Its answer came 21 ms after the resend: 1 ms to the server and back, 20 ms inside it.
+    assert_eq!(ledger.get(Part::Server), 20.0);
+    assert_eq!(ledger.get(Part::ClientStart), 8.0);
+    assert_eq!(ledger.get(Part::Propagation), 3.0);
+    // From the SYN to the answer, every millisecond once.
+    assert_eq!(ledger.total_ms(), 331.0);
+    assert_eq!(transactions[1].ledger.get(Part::ClientThink), 10.0);
 }
 
 #[test]

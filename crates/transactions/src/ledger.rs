@@ -1,0 +1,504 @@
+//! The time ledger: where each transaction's time went, every millisecond
+//! charged to exactly one part.
+//!
+//! A connection's life is walked segment by segment at the capture point,
+//! and each stretch of time between two segments on its critical path is
+//! charged by what ended it: the `tcp` stage says what released each data
+//! segment (an ACK and what the sender lacked until it, a timer, duplicate
+//! ACKs, its application), and the turn of the exchange says whose move it
+//! was (the client's before a request, the server's before a response). A
+//! transaction's ledger runs from the end of the previous one on its
+//! connection (or the first SYN) to the last byte of its response, so the
+//! ledgers of a connection's transactions tile its life, and their parts
+//! always sum to the time they cover.
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use tcp::{Direction, EventKind, Lacked, Release, SegmentView};
+
+/// One named part of a transaction's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Part {
+    /// Waiting for a SYN to be sent again after going unanswered.
+    SynRetry,
+    /// Handshake done, but the server took nothing in: its accept queue was full.
+    AcceptQueue,
+    /// The client connected and had not asked anything yet.
+    ClientStart,
+    /// The client's think time between a response and its next request.
+    ClientThink,
+    /// The client's application paused in the middle of a request.
+    ClientPause,
+    /// Round trips at the path's least delay.
+    Propagation,
+    /// Round trips above the path's least delay: queues on the way.
+    Queueing,
+    /// Segments following each other onto the path: transfer at its rate.
+    Transfer,
+    /// The server's processing, from the request to its answer.
+    Server,
+    /// The server's application paused in the middle of a response.
+    ServerPause,
+    /// A small segment held back until the peer's ACK (Nagle's algorithm).
+    Nagle,
+    /// The receiver held back its ACK of a lone segment, and the sender waited for it.
+    DelayedAck,
+    /// In flight reached the receiver's advertised window.
+    ReceiveWindow,
+    /// The receiver advertised a zero window.
+    ZeroWindow,
+    /// The sender waited for everything to be acknowledged before sending
+    /// more, though the window allowed more: a small send buffer, or an
+    /// application that writes only once all is acknowledged.
+    SendBuffer,
+    /// The sender's congestion window let no more go until an ACK came.
+    CongestionWindow,
+    /// A retransmission timer (timeout or tail-loss probe) had to resend a
+    /// segment that later ones had followed.
+    RetransmissionTimeout,
+    /// The last segment sent was lost: nothing after it could raise
+    /// duplicate ACKs, so a timer had to resend it.
+    TailLoss,
+    /// Duplicate ACKs asked for a lost segment again (fast retransmission).
+    LossRecovery,
+}
+
+impl Part {
+    pub const ALL: [Part; 19] = [
+        Part::SynRetry,
+        Part::AcceptQueue,
+        Part::ClientStart,
+        Part::ClientThink,
+        Part::ClientPause,
+        Part::Propagation,
+        Part::Queueing,
+        Part::Transfer,
+        Part::Server,
+        Part::ServerPause,
+        Part::Nagle,
+        Part::DelayedAck,
+        Part::ReceiveWindow,
+        Part::ZeroWindow,
+        Part::SendBuffer,
+        Part::CongestionWindow,
+        Part::RetransmissionTimeout,
+        Part::TailLoss,
+        Part::LossRecovery,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::SynRetry => "syn_retry",
+            Part::AcceptQueue => "accept_queue",
+            Part::ClientStart => "client_start",
+            Part::ClientThink => "client_think",
+            Part::ClientPause => "client_pause",
+            Part::Propagation => "propagation",
+            Part::Queueing => "queueing",
+            Part::Transfer => "transfer",
+            Part::Server => "server",
+            Part::ServerPause => "server_pause",
+            Part::Nagle => "nagle",
+            Part::DelayedAck => "delayed_ack",
+            Part::ReceiveWindow => "receive_window",
+            Part::ZeroWindow => "zero_window",
+            Part::SendBuffer => "send_buffer",
+            Part::CongestionWindow => "congestion_window",
+            Part::RetransmissionTimeout => "retransmission_timeout",
+            Part::TailLoss => "tail_loss",
+            Part::LossRecovery => "loss_recovery",
+        }
+    }
+
+    /// The kind of time it is: `setup`, `client`, `network`, `server`, or
+    /// `tcp` (TCP's own waits).
+    pub fn group(self) -> &'static str {
+        match self {
+            Part::SynRetry | Part::AcceptQueue => "setup",
+            Part::ClientStart | Part::ClientThink | Part::ClientPause => "client",
+            Part::Propagation | Part::Queueing | Part::Transfer => "network",
+            Part::Server | Part::ServerPause => "server",
+            _ => "tcp",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A transaction's time by part, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Ledger([f64; Part::ALL.len()]);
+
+impl Ledger {
+    pub fn get(&self, part: Part) -> f64 {
+        self.0[part.index()]
+    }
+
+    pub fn charge(&mut self, part: Part, ms: f64) {
+        if ms > 0.0 {
+            self.0[part.index()] += ms;
+        }
+    }
+
+    pub fn add(&mut self, other: &Ledger) {
+        for (sum, ms) in self.0.iter_mut().zip(other.0) {
+            *sum += ms;
+        }
+    }
+
+    pub fn total_ms(&self) -> f64 {
+        self.0.iter().sum()
+    }
+
+    /// The parts with time charged, in a fixed order.
+    pub fn parts(&self) -> impl Iterator<Item = (Part, f64)> + '_ {
+        Part::ALL
+            .iter()
+            .map(|&part| (part, self.get(part)))
+            .filter(|&(_, ms)| ms > 0.0)
+    }
+}
+
+/// Written as an object of the parts with time: `{"server": 20.0, "propagation": 1.0}`.
+impl Serialize for Ledger {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (part, ms) in self.parts() {
+            map.serialize_entry(part.as_str(), &((ms * 1e3).round() / 1e3))?;
+        }
+        map.end()
+    }
+}
+
+fn ms(from_ns: i64, to_ns: i64) -> f64 {
+    (to_ns - from_ns).max(0) as f64 / 1e6
+}
+
+/// The frames that show one charge: the segment the wait began after, the
+/// one that ended it, and the ACK that released it where one did.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Stretch {
+    pub from_frame: u64,
+    pub to_frame: u64,
+    pub ack_frame: Option<u64>,
+    pub ms: f64,
+    /// The direction of the segment that ended it.
+    pub ended_by: Direction,
+}
+
+impl Stretch {
+    /// The frames in order, each once.
+    pub fn frames(&self) -> Vec<u64> {
+        let mut frames: Vec<u64> = [Some(self.from_frame), self.ack_frame, Some(self.to_frame)]
+            .into_iter()
+            .flatten()
+            .collect();
+        frames.dedup();
+        frames
+    }
+}
+
+/// A connection's ledger: all its transactions' time by part, and for each
+/// part the longest single stretch charged to it, as evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConnectionLedger {
+    pub connection: u64,
+    pub transactions: u64,
+    pub ledger: Ledger,
+    /// For each part charged, how many separate stretches it took and the longest.
+    #[serde(skip)]
+    pub stretches: Vec<(Part, u64, Stretch)>,
+}
+
+impl ConnectionLedger {
+    /// The longest stretch charged to `part` on this connection.
+    pub fn longest(&self, part: Part) -> Option<Stretch> {
+        self.stretches
+            .iter()
+            .find(|(of, ..)| *of == part)
+            .map(|&(.., stretch)| stretch)
+    }
+
+    /// How many separate stretches were charged to `part` on this connection.
+    pub fn stretch_count(&self, part: Part) -> u64 {
+        self.stretches
+            .iter()
+            .find(|(of, ..)| *of == part)
+            .map_or(0, |&(_, count, _)| count)
+    }
+}
+
+/// Whose move the connection waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Turn {
+    /// The handshake is under way.
+    #[default]
+    Setup,
+    /// Established; the client has not asked (again) yet.
+    Client,
+    /// The request is being sent, or waits for its answer.
+    Request,
+    /// The response is being sent.
+    Response,
+}
+
+/// Where the charges of one stretch go, and what they record as evidence.
+struct Charges<'a> {
+    ledger: &'a mut Ledger,
+    longest: &'a mut [Option<Stretch>; Part::ALL.len()],
+    counts: &'a mut [u64; Part::ALL.len()],
+    from_frame: u64,
+    to_frame: u64,
+    direction: Direction,
+}
+
+impl Charges<'_> {
+    fn charge(&mut self, part: Part, ms: f64, ack_frame: Option<u64>) {
+        if ms <= 0.0 {
+            return;
+        }
+        self.ledger.charge(part, ms);
+        self.counts[part.index()] += 1;
+        let longest = &mut self.longest[part.index()];
+        if longest.is_none_or(|stretch| ms > stretch.ms) {
+            *longest = Some(Stretch {
+                from_frame: self.from_frame,
+                to_frame: self.to_frame,
+                ack_frame,
+                ms,
+                ended_by: self.direction,
+            });
+        }
+    }
+}
+
+/// One connection's walk: the time charged so far, and what it waits for.
+#[derive(Debug, Default)]
+pub(crate) struct Walk {
+    /// Time up to which the connection's life has been charged, and the
+    /// frame that ended the last charged stretch.
+    cursor: Option<(i64, u64)>,
+    turn: Turn,
+    /// Charges not yet given to a transaction (setup, the client's wait
+    /// before its first request); the next transaction takes them.
+    pending: Ledger,
+    longest: [Option<Stretch>; Part::ALL.len()],
+    counts: [u64; Part::ALL.len()],
+    handshake_acked: bool,
+    answered_before: bool,
+    /// The server sent its SYN-ACK again after the client had acknowledged
+    /// it and has acknowledged none of the client's data since: it did not
+    /// take the connection in (its accept queue was full).
+    not_accepted: bool,
+}
+
+impl Walk {
+    /// Charges the stretch up to `segment` by what ended it, to `open` (the
+    /// open transaction's ledger) or, when the segment opens a transaction
+    /// or none is open, to the charges the next transaction takes.
+    pub fn segment(&mut self, segment: &SegmentView, opens: bool, open: Option<&mut Ledger>) {
+        let now = segment.timestamp_ns;
+        match self.cursor {
+            Some((cursor_ns, from_frame)) if now > cursor_ns => {
+                let ledger = match open {
+                    Some(ledger) if !opens => ledger,
+                    _ => &mut self.pending,
+                };
+                let mut charges = Charges {
+                    ledger,
+                    longest: &mut self.longest,
+                    counts: &mut self.counts,
+                    from_frame,
+                    to_frame: segment.frame,
+                    direction: segment.direction,
+                };
+                let state = (
+                    self.turn,
+                    self.handshake_acked,
+                    self.answered_before,
+                    self.not_accepted,
+                );
+                if charge(state, segment, cursor_ns, opens, &mut charges) {
+                    self.cursor = Some((now, segment.frame));
+                }
+            }
+            Some(_) => {}
+            // A connection seen from its SYN is charged from it; one caught
+            // mid-stream from its first data, not from a stray ACK.
+            None if segment.flags.syn() || segment.len > 0 => {
+                self.cursor = Some((now, segment.frame))
+            }
+            None => {}
+        }
+        self.advance_turn(segment, opens);
+    }
+
+    /// The charges waiting for the next transaction.
+    pub fn take_pending(&mut self) -> Ledger {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// For each part charged on this connection, its stretches and the longest.
+    pub fn stretches(&self) -> Vec<(Part, u64, Stretch)> {
+        Part::ALL
+            .iter()
+            .filter_map(|&part| {
+                let longest = self.longest[part.index()]?;
+                Some((part, self.counts[part.index()], longest))
+            })
+            .collect()
+    }
+
+    /// Moves the turn on after `segment`.
+    fn advance_turn(&mut self, segment: &SegmentView, opens: bool) {
+        let flags = segment.flags;
+        let client = segment.direction == Direction::ClientToServer;
+        if !client && flags.ack() && segment.ack > 1 {
+            self.not_accepted = false;
+        }
+        if flags.syn() {
+            let again = segment.events.has(EventKind::SynRetransmission);
+            if again && !client && self.handshake_acked {
+                self.not_accepted = true;
+            } else {
+                self.turn = Turn::Setup;
+            }
+            return;
+        }
+        if segment.len == 0 {
+            if self.turn == Turn::Setup && client && flags.ack() {
+                self.handshake_acked = true;
+                self.turn = Turn::Client;
+            }
+            return;
+        }
+        if opens && client {
+            self.turn = Turn::Request;
+        } else if !client && matches!(self.turn, Turn::Request | Turn::Client) {
+            self.turn = Turn::Response;
+            self.answered_before = true;
+        }
+    }
+}
+
+/// Charges `(cursor, segment]` given the walk's state (turn, handshake
+/// acknowledged, answered before, not accepted); false when the segment ends
+/// no wait on the connection's critical path (the stretch stays uncharged).
+fn charge(
+    (turn, handshake_acked, answered_before, not_accepted): (Turn, bool, bool, bool),
+    segment: &SegmentView,
+    cursor: i64,
+    opens: bool,
+    charges: &mut Charges,
+) -> bool {
+    let gap = ms(cursor, segment.timestamp_ns);
+    let client = segment.direction == Direction::ClientToServer;
+    let flags = segment.flags;
+    if flags.syn() {
+        let part = match (
+            segment.events.has(EventKind::SynRetransmission),
+            handshake_acked,
+        ) {
+            (true, true) => Part::AcceptQueue,
+            (true, false) => Part::SynRetry,
+            (false, _) => Part::Propagation,
+        };
+        charges.charge(part, gap, None);
+        return true;
+    }
+    if segment.len == 0 {
+        let completes_handshake = turn == Turn::Setup && client && flags.ack();
+        if completes_handshake {
+            charges.charge(Part::Propagation, gap, None);
+        }
+        return completes_handshake;
+    }
+    if segment.events.has(EventKind::SpuriousRetransmission)
+        || segment.events.has(EventKind::OutOfOrder)
+    {
+        return false;
+    }
+    if opens && client {
+        let part = if answered_before {
+            Part::ClientThink
+        } else {
+            Part::ClientStart
+        };
+        charges.charge(part, gap, None);
+        return true;
+    }
+    let answers = !client && matches!(turn, Turn::Request | Turn::Client);
+    if answers && !segment.resent() {
+        let propagation = (segment.rtts.to_sender_ns as f64 / 1e6).min(gap);
+        charges.charge(Part::Propagation, propagation, None);
+        charges.charge(Part::Server, gap - propagation, None);
+        return true;
+    }
+    let sender_pause = if client {
+        Part::ClientPause
+    } else {
+        Part::ServerPause
+    };
+    match segment.wait.map(|wait| wait.ended_by) {
+        Some(Release::Timer { .. }) if client && not_accepted => {
+            charges.charge(Part::AcceptQueue, gap, None)
+        }
+        Some(release) => charge_release(release, segment, cursor, sender_pause, charges),
+        None => charges.charge(Part::Transfer, gap, None),
+    }
+    true
+}
+
+/// Charges `(cursor, segment]` for a data segment that continued its
+/// sender's message, by what released it.
+fn charge_release(
+    release: Release,
+    segment: &SegmentView,
+    cursor: i64,
+    sender_pause: Part,
+    charges: &mut Charges,
+) {
+    let now = segment.timestamp_ns;
+    let gap = ms(cursor, now);
+    match release {
+        Release::Queued => charges.charge(Part::Transfer, gap, None),
+        Release::Application => charges.charge(sender_pause, gap, None),
+        Release::Timer { tail: false } => charges.charge(Part::RetransmissionTimeout, gap, None),
+        Release::Timer { tail: true } => charges.charge(Part::TailLoss, gap, None),
+        Release::DuplicateAcks => charges.charge(Part::LossRecovery, gap, None),
+        Release::Ack {
+            at_ns,
+            frame,
+            lacked,
+        } => {
+            // The ACK reached the sender a round trip (from the capture point
+            // to the sender) after it was seen here. If that was before the
+            // previous segment left, the sender was not waiting: this segment
+            // simply followed it. Otherwise the sender stood waiting for it.
+            let reached_sender = at_ns + segment.rtts.to_sender_ns;
+            if reached_sender <= cursor {
+                charges.charge(Part::Transfer, gap, None);
+            } else {
+                charges.charge(part_lacked(lacked), gap, Some(frame));
+            }
+        }
+    }
+}
+
+fn part_lacked(lacked: Lacked) -> Part {
+    match lacked {
+        Lacked::ZeroWindow => Part::ZeroWindow,
+        Lacked::ReceiveWindow => Part::ReceiveWindow,
+        Lacked::AllAcked {
+            small_held: true, ..
+        } => Part::Nagle,
+        Lacked::AllAcked {
+            ack_delayed: true, ..
+        } => Part::DelayedAck,
+        Lacked::AllAcked { .. } => Part::SendBuffer,
+        Lacked::CongestionWindow { after_loss: true } => Part::LossRecovery,
+        Lacked::CongestionWindow { after_loss: false } => Part::CongestionWindow,
+    }
+}
