@@ -172,7 +172,7 @@ def two_piece_message(lab, name, side):
                               "--nodelay", "0"],
                       client=["rr-client", "--pieces", "100", "--chunks", "100,1200",
                               "--requests", "20"])
-        sender, causes = SERVER_IP, ["delayed_ack"]
+        sender, causes = SERVER_IP, ["nagle_delayed_ack"]
     path = lab.record(name, setup)["client"]
     stalls = measure.request_stalls_ms(measure.packets(path), sender)
     stall = measure.median(stalls)
@@ -234,7 +234,7 @@ def loss_bursts_downstream(lab):
     bursts = measure.burst_starts(resent, quiet_s=0.4)
     period = measure.median(measure.gaps_ms(bursts)) / 1000
     require(len(bursts) >= 3 and near(period, 1.0), f"{len(bursts)} bursts every {period} s")
-    lab.manifest("loss_bursts_downstream", ["packet_loss"], setup, path, "client",
+    lab.manifest("loss_bursts_downstream", ["periodic_loss"], setup, path, "client",
                  {"retransmissions_min": len(resent), "server_retransmissions": sum(
                      p.retransmission for p in pkts if p.src == SERVER_IP),
                   "bursts": len(bursts), "burst_period_s": round(period, 2),
@@ -303,7 +303,7 @@ def small_writes(lab):
     sizes = sorted({p.len for p in responses})
     gap = measure.median(measure.request_stalls_ms(pkts, SERVER_IP))
     require(sizes == [6, 29, 45], f"segments of {sizes} bytes")
-    lab.manifest("small_writes", ["small_segments"], setup, path, "client",
+    lab.manifest("small_writes", ["split_response"], setup, path, "client",
                  {"response_segment_sizes": sizes, "response_segments": len(responses),
                   "write_gap_ms": 15, "segment_gap_ms": round(gap, 1)},
                  f"{len(responses)} response segments of {sizes} bytes, {gap:.1f} ms apart")
@@ -348,7 +348,7 @@ def link_rate_limit(lab):
     window = max(measure.advertised_windows(pkts, SERVER_IP))
     in_flight = measure.largest_in_flight(pkts, CLIENT_IP)
     require(near(rate, 1_250_000) and in_flight < window, f"{rate:.0f} B/s")
-    lab.manifest("link_rate_limit", ["link_bandwidth"], setup, path, "client",
+    lab.manifest("link_rate_limit", ["bottleneck_link"], setup, path, "client",
                  {"throughput_bytes_per_s": round(rate), "link_bytes_per_s": 1_250_000,
                   "window_bytes": window, "in_flight_max_bytes": in_flight},
                  f"{rate / 1e6:.2f} MB/s on a 10 Mbit/s link; window {window / 1000:.0f} kB, "
@@ -390,7 +390,7 @@ def port_reuse(lab):
     connections = measure.connections_opened(pkts)
     require(connections == 8 and len(reuses) == 7,
             f"{connections} connections, {len(reuses)} reuses")
-    lab.manifest("port_reuse", ["ephemeral_port_reuse"], setup, path, "client",
+    lab.manifest("port_reuse", ["port_reuse"], setup, path, "client",
                  {"connections": connections, "client_ports": ports,
                   "reuses_in_time_wait": len(reuses),
                   "reuse_after_ms": round(measure.median(reuses), 1)},
@@ -411,7 +411,7 @@ def pool_queueing(lab):
     back = sorted(times[0] for (_, port), times in syns.items() if port == 9090)
     interval = measure.median(measure.gaps_ms(back)) / 1000
     require(2 <= len(back) < len(front) and near(interval, 1.0), f"{len(back)} pool connections")
-    lab.manifest("pool_queueing", ["connection_pool_queueing"], setup, path,
+    lab.manifest("pool_queueing", ["pool_queueing"], setup, path,
                  "server (any interface)",
                  {"front_connections": len(front), "back_connections": len(back),
                   "back_connection_interval_s": round(interval, 2), "back_tier": f"{BACK_IP}:9090"},

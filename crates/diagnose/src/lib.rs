@@ -1,30 +1,37 @@
-//! Connections, transactions and events in; ranked findings out.
+//! Connections, transactions and their time ledgers in; ranked findings out.
 //!
-//! Each detector looks for one cause and, where it finds it, states what it
-//! costs, which connections and frames prove it (with a Wireshark display
-//! filter), the fix, and what the fix would buy. Findings are ranked by cost;
-//! the first is the thing to fix first. A finding whose evidence is indirect
-//! says so in `suspected`. The detectors here cover setup failures, server
-//! think time, Nagle and delayed ACK, receive windows, zero windows, loss,
-//! chattiness, periodic stalls, tiny writes, server saturation, the link's
-//! bandwidth, ports reused inside TIME_WAIT, queueing for a connection pool,
-//! SYN options and MSS, and MTU black holes, with a summary of where the
-//! latency sits.
+//! Findings are sums over the ledger: every millisecond of every
+//! transaction is charged to one part by what ended each wait (see
+//! `transactions::ledger`), and each part is given to exactly one cause
+//! (see [`charges`]), so no millisecond counts twice and the shares of all
+//! findings never add up past the whole. Each finding states what it costs,
+//! the connection and frames that prove it (with a Wireshark display
+//! filter), the fix, and what removing that one cause would buy. A few
+//! findings are about structure rather than time (ports reused inside
+//! TIME_WAIT, SYN options stripped on the way, connections that never opened);
+//! they sit beside the others. How loud each one is follows one rule
+//! ([`rules::severity`]); findings are ranked by severity, then by time.
 
+mod cause;
+mod charges;
+mod describe;
 mod detectors;
 mod evidence;
+mod patterns;
+pub mod rules;
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use tcp::ConnectionSummary;
 use timeline::Tick;
-use transactions::Transaction;
+use transactions::{ConnectionLedger, Transaction};
 
-pub use detectors::rate_limits;
+pub use cause::Cause;
+pub use detectors::limiter;
 pub use evidence::Evidence;
 
-/// How much a finding matters, from its share of the time at stake.
+/// How much a finding matters; see [`rules::severity`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
@@ -34,16 +41,6 @@ pub enum Severity {
 }
 
 impl Severity {
-    fn of_share(share: f64) -> Severity {
-        if share >= 0.2 {
-            Severity::Critical
-        } else if share >= 0.05 {
-            Severity::Warning
-        } else {
-            Severity::Info
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -61,12 +58,14 @@ pub struct Finding {
     pub title: String,
     /// Time lost to this cause, in milliseconds.
     pub cost_ms: f64,
-    /// Cost as a share of the time at stake (all transactions, or all connections).
+    /// Cost as a share of the time at stake (every transaction's ledger but
+    /// the client's think time between turns, and the time connections spent
+    /// failing to open).
     pub share: f64,
     pub connections: u64,
     pub transactions: u64,
     pub example_connection: Option<u64>,
-    /// Frames that show the cause (the first few).
+    /// Frames of the example connection that show the cause.
     pub frames: Vec<u64>,
     pub wireshark_filter: String,
     pub explanation: String,
@@ -78,41 +77,87 @@ pub struct Finding {
     pub figures: BTreeMap<&'static str, f64>,
 }
 
-/// What the detectors read.
+/// What the diagnosis reads.
 pub struct Inputs<'a> {
     pub connections: &'a [ConnectionSummary],
     pub transactions: &'a [Transaction],
+    pub ledgers: &'a [ConnectionLedger],
     pub evidence: &'a Evidence,
     /// The capture's per-tick series (retransmissions, throughput, connections).
     pub ticks: &'a [Tick],
 }
 
 impl Inputs<'_> {
-    /// The time at stake: all transaction time and the time connections spent
-    /// opening (or failing to), or all connection time when neither was seen.
+    /// The time at stake: every transaction's ledger but the client's think
+    /// time between turns, and the time connections that never opened spent trying.
     fn total_ms(&self) -> f64 {
-        let transactions: f64 = self.transactions.iter().map(|t| t.duration_ms).sum();
-        let setups: f64 = self
-            .connections
+        let ledgers: f64 = self
+            .transactions
             .iter()
-            .filter(|c| c.handshake.syn_ns.is_some())
-            .map(detectors::setup_wait_ms)
+            .map(|t| charges::at_stake_ms(&t.ledger))
             .sum();
-        if transactions + setups > 0.0 {
-            return transactions + setups;
-        }
-        self.connections.iter().map(|c| c.duration_ms).sum()
+        let failed: f64 = detectors::failed_setups_ms(self);
+        ledgers + failed
+    }
+
+    pub(crate) fn connection(&self, id: u64) -> Option<&ConnectionSummary> {
+        let direct = self.connections.get(id as usize).filter(|c| c.id == id);
+        direct.or_else(|| self.connections.iter().find(|c| c.id == id))
+    }
+
+    pub(crate) fn ledger(&self, id: u64) -> Option<&ConnectionLedger> {
+        self.ledgers
+            .binary_search_by_key(&id, |ledger| ledger.connection)
+            .ok()
+            .map(|at| &self.ledgers[at])
     }
 }
 
-/// Every finding, the costliest first.
+/// Every finding, the loudest first, then the costliest.
 pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
     let total_ms = inputs.total_ms().max(f64::MIN_POSITIVE);
-    let mut findings = detectors::run(inputs);
-    for finding in &mut findings {
-        finding.share = (finding.cost_ms / total_ms).min(1.0);
-        finding.severity = Severity::of_share(finding.share);
+    let context = patterns::context(inputs);
+    let totals = charges::charge(inputs.connections, inputs.transactions, &context);
+    let mut findings = Vec::new();
+    for (&cause, total) in &totals {
+        if cause.is_benign() {
+            continue;
+        }
+        let share = total.cost_ms / total_ms;
+        let share_of_touched = total.cost_ms / total.touched_ms.max(f64::MIN_POSITIVE);
+        let severity = rules::severity(
+            total.cost_ms,
+            total.per_transaction_ms(),
+            share,
+            share_of_touched,
+            cause.is_waste(),
+        );
+        if share < rules::MATTERS_SHARE && severity == Severity::Info {
+            continue;
+        }
+        if let Some(mut found) = describe::finding(cause, total, inputs, &context, &totals) {
+            found.share = share.min(1.0);
+            found.severity = severity;
+            findings.push(found);
+        }
     }
-    findings.sort_by(|a, b| b.cost_ms.total_cmp(&a.cost_ms));
+    let setup_ms = totals
+        .get(&Cause::SetupFailure)
+        .map_or(0.0, |total| total.cost_ms);
+    findings.extend(detectors::structural(inputs, setup_ms, total_ms));
+    findings.extend(describe::summary(inputs, &totals));
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(b.cost_ms.total_cmp(&a.cost_ms))
+    });
     findings
+}
+
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }

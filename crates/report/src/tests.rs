@@ -209,8 +209,7 @@ fn sample_transaction(name: Option<String>) -> Transaction {
             server_ms: 9.5,
             ..Default::default()
         },
-        timeout_resends: 0,
-        timeout_wait_ms: 0.0,
+        ledger: Default::default(),
     }
 }
 

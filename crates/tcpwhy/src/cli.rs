@@ -279,7 +279,12 @@ fn html_report(args: &ReportArgs) -> ExitCode {
 }
 
 fn connections(input: &InputArgs) -> io::Result<ExitCode> {
-    report(input, Stages::default(), output::connections)
+    // What limits each bulk flow is read from the ledgers the transactions build.
+    let stages = Stages {
+        transactions: true,
+        ..Stages::default()
+    };
+    report(input, stages, output::connections)
 }
 
 fn transactions(input: &InputArgs) -> io::Result<ExitCode> {

@@ -1,80 +1,98 @@
-//! One module per cause. Each detector returns the finding it sees, if any;
-//! the severity and share are filled in by the caller.
+//! Findings about structure more than time, and the patterns that decide
+//! where some server and loss time belongs: connections that never opened,
+//! ports reused inside TIME_WAIT, SYN options stripped on the way, a pool
+//! to a back tier too small for its front, a saturated server, and MTU
+//! black holes.
 
-mod chattiness;
-mod delayed_ack;
-mod latency;
-mod loss;
 mod options;
 mod pool;
 mod port_reuse;
-mod rate_limit;
-mod server;
+mod saturation;
 mod setup;
-mod small_writes;
-mod window;
 
 use tcp::ConnectionSummary;
-use transactions::Transaction;
+use transactions::{ConnectionLedger, Part};
 
-pub use rate_limit::rate_limits;
-pub(crate) use setup::setup_wait_ms;
+pub use options::black_holed;
+pub use pool::PoolQueueing;
+pub use saturation::Saturation;
+pub use setup::failed_setups_ms;
 
+use crate::charges::shows_queue;
+use crate::rules::BULK_BYTES;
 use crate::{Finding, Inputs, Severity};
-use delayed_ack::Side;
 
-pub fn run(inputs: &Inputs) -> Vec<Finding> {
-    let pool = pool::pool_queueing(inputs);
-    // A front tier queueing for its pool is not slow itself: the server's
-    // think time and stalls are judged on the other transactions.
-    let beyond_front: Vec<Transaction> = pool.as_ref().map_or_else(Vec::new, |pool| {
-        inputs
-            .transactions
-            .iter()
-            .filter(|t| !pool.is_front(t.connection))
-            .cloned()
-            .collect()
-    });
-    let server_inputs = Inputs {
-        transactions: if pool.is_some() {
-            &beyond_front
-        } else {
-            inputs.transactions
-        },
-        ..*inputs
-    };
-    let mut findings: Vec<Finding> = [
-        setup::setup_failures(inputs),
-        pool.map(|pool| pool.finding),
-        server::server_think_time(&server_inputs),
-        delayed_ack::delayed_ack(inputs, Side::Client),
-        delayed_ack::delayed_ack(inputs, Side::Server),
-        window::receive_window(inputs),
-        rate_limit::link_bandwidth(inputs),
+/// The structural findings, with `setup_ms` the ledger's SYN-retry time of
+/// connections that did open and `total_ms` the time at stake.
+pub fn structural(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Vec<Finding> {
+    [
+        setup::setup_failures(inputs, setup_ms, total_ms),
         port_reuse::port_reuse(inputs),
         options::tcp_options(inputs),
-        options::mtu_black_hole(inputs),
-        window::zero_window(inputs),
-        loss::packet_loss(inputs),
-        chattiness::chattiness(inputs),
-        server::periodic_stalls(&server_inputs),
-        small_writes::small_writes(inputs),
     ]
     .into_iter()
     .flatten()
-    .collect();
-    if let Some(saturation) = server::saturation(&server_inputs) {
-        // Queueing is the part of the think time that saturation explains.
-        for think in findings
-            .iter_mut()
-            .filter(|f| f.kind == "server_think_time")
-        {
-            think.cost_ms = (think.cost_ms - saturation.cost_ms).max(0.0);
+    .collect()
+}
+
+pub fn pool_queueing(inputs: &Inputs) -> Option<PoolQueueing> {
+    pool::pool_queueing(inputs)
+}
+
+pub fn saturation(inputs: &Inputs) -> Option<Saturation> {
+    saturation::saturation(inputs)
+}
+
+pub fn black_hole_finding(inputs: &Inputs) -> Option<Finding> {
+    options::mtu_black_hole(inputs)
+}
+
+/// What limits each bulk flow of `c` (client to server, server to client),
+/// named from the waits its ledger charged: `receive_window`, `zero_window`,
+/// `send_buffer`, `application`, `loss`, `bottleneck_link` (congestion-window
+/// waits with round trips growing with the bytes in flight, or no wait at
+/// all: the data moved as fast as the path took it), or `slow_start`; None
+/// for flows under 256 kB.
+pub fn limiter(
+    c: &ConnectionSummary,
+    ledger: Option<&ConnectionLedger>,
+) -> [Option<&'static str>; 2] {
+    [&c.client_to_server, &c.server_to_client].map(|data| {
+        if data.unique_payload_bytes < BULK_BYTES {
+            return None;
         }
-        findings.push(saturation);
-    }
-    findings.extend(latency::latency_split(inputs, findings.is_empty()));
-    findings
+        let ledger = &ledger?.ledger;
+        let congestion = if shows_queue(c, data) {
+            "bottleneck_link"
+        } else {
+            "slow_start"
+        };
+        let waits = [
+            ("receive_window", ledger.get(Part::ReceiveWindow)),
+            ("zero_window", ledger.get(Part::ZeroWindow)),
+            ("send_buffer", ledger.get(Part::SendBuffer)),
+            (
+                "application",
+                ledger.get(Part::ClientPause) + ledger.get(Part::ServerPause),
+            ),
+            (
+                "loss",
+                ledger.get(Part::RetransmissionTimeout)
+                    + ledger.get(Part::TailLoss)
+                    + ledger.get(Part::LossRecovery),
+            ),
+            (
+                congestion,
+                ledger.get(Part::CongestionWindow) + ledger.get(Part::Queueing),
+            ),
+        ];
+        let (name, waited) = waits.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+        Some(if waited > 0.0 {
+            name
+        } else {
+            "bottleneck_link"
+        })
+    })
 }
 
 pub(crate) fn finding(kind: &'static str, title: String, cost_ms: f64) -> Finding {
@@ -97,35 +115,6 @@ pub(crate) fn finding(kind: &'static str, title: String, cost_ms: f64) -> Findin
     }
 }
 
-pub(crate) fn median(mut values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// The connection's round trip at the capture point: the handshake's, else data-to-ACK.
-pub(crate) fn rtt_ms(connection: &ConnectionSummary) -> f64 {
-    let handshake = &connection.handshake;
-    match (handshake.rtt_to_server_ms, handshake.rtt_to_client_ms) {
-        (Some(server), Some(client)) => server + client,
-        _ => [&connection.client_to_server, &connection.server_to_client]
-            .iter()
-            .filter_map(|d| d.rtt.median_ms)
-            .fold(0.0, f64::max),
-    }
-}
-
-pub(crate) fn connection_by_id<'a>(inputs: &Inputs<'a>, id: u64) -> Option<&'a ConnectionSummary> {
-    // Connections are listed by id; the lookup falls back to a search if not.
-    let direct = inputs.connections.get(id as usize).filter(|c| c.id == id);
-    direct.or_else(|| inputs.connections.iter().find(|c| c.id == id))
-}
-
 pub(crate) fn distinct_connections(ids: impl Iterator<Item = u64>) -> u64 {
-    let mut ids: Vec<u64> = ids.collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.len() as u64
+    crate::charges::distinct(ids)
 }

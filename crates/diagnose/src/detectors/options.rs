@@ -4,9 +4,9 @@
 //! answered only once retried without options, and MTU black holes (full-size
 //! segments sent again and again while small ones get through).
 
-use tcp::{ConnectionSummary, SynOptions};
+use tcp::{ConnectionSummary, DirectionSummary, SynOptions};
 
-use super::{finding, rtt_ms};
+use super::finding;
 use crate::{Finding, Inputs};
 
 /// The MSS a full 1500-byte Ethernet frame allows, for IPv4 and IPv6.
@@ -74,28 +74,6 @@ fn missing(c: &ConnectionSummary) -> Option<Missing> {
     })
 }
 
-/// The time a missing option cost where it shows: window-limited transfers
-/// without scaling, and one extra round trip per loss recovered without SACK.
-fn cost_ms(c: &ConnectionSummary, missing: &Missing) -> f64 {
-    let flows = [&c.client_to_server, &c.server_to_client];
-    let window_capped = missing.window_scale
-        && flows
-            .iter()
-            .any(|d| d.window_full > 0 && d.max_bytes_in_flight <= 65_535);
-    let scaling = if window_capped {
-        c.duration_ms / 2.0
-    } else {
-        0.0
-    };
-    let resent: u64 = flows.iter().map(|d| d.retransmissions.total).sum();
-    let sack = if missing.sack {
-        resent as f64 * rtt_ms(c)
-    } else {
-        0.0
-    };
-    scaling + sack
-}
-
 pub fn tcp_options(inputs: &Inputs) -> Option<Finding> {
     let affected: Vec<(&ConnectionSummary, Missing)> = inputs
         .connections
@@ -122,7 +100,6 @@ pub fn tcp_options(inputs: &Inputs) -> Option<Finding> {
         ));
     }
     let retried = count(|m| m.answered_without_scaling);
-    let cost: f64 = affected.iter().map(|(c, m)| cost_ms(c, m)).sum();
     let mut found = finding(
         "tcp_options",
         format!(
@@ -131,7 +108,7 @@ pub fn tcp_options(inputs: &Inputs) -> Option<Finding> {
             inputs.connections.len(),
             lacks.join(", ")
         ),
-        cost,
+        0.0,
     );
     found.connections = affected.len() as u64;
     found.example_connection = Some(example.id);
@@ -146,13 +123,11 @@ pub fn tcp_options(inputs: &Inputs) -> Option<Finding> {
         loss costs one round trip however many segments it hits; with a full-size MSS each \
         packet carries up to 2.7 times the data of a 536-byte one."
         .into();
-    if cost == 0.0 {
-        found.suspected = Some(
-            "nothing here shows the missing options costing time yet; a peer may also simply \
-             not support them"
-                .into(),
-        );
-    }
+    found.suspected = Some(
+        "what a missing option costs shows in the window and loss findings; a peer may also \
+         simply not support it"
+            .into(),
+    );
     found.figures.insert("connections", affected.len() as f64);
     if let Some(&least) = small.iter().min() {
         found.figures.insert("smallest_mss", f64::from(least));
@@ -197,6 +172,31 @@ fn explanation(example: &ConnectionSummary, missing: &Missing, retried: usize) -
 /// Full-size segments sent again and again by timeout while smaller data
 /// got through: a hop with a smaller MTU drops them and no ICMP
 /// "fragmentation needed" reaches the sender.
+/// Whether a full-size segment of `c` was sent again and again by timeout
+/// without an ACK while smaller packets got through: a hop that drops
+/// packets larger than its MTU.
+pub fn black_holed(c: &ConnectionSummary) -> bool {
+    [
+        (&c.client_to_server, &c.server_to_client),
+        (&c.server_to_client, &c.client_to_server),
+    ]
+    .iter()
+    .any(|(data, peer)| stuck_behind_mtu(c, data, peer))
+}
+
+fn stuck_behind_mtu(
+    c: &ConnectionSummary,
+    data: &DirectionSummary,
+    peer: &DirectionSummary,
+) -> bool {
+    let small_got_through =
+        c.handshake.ack_ns.is_some() && (data.rtt.samples > 0 || peer.payload_bytes > 0);
+    data.most_resends >= BLACK_HOLE_RESENDS
+        && data.most_resent_bytes >= LARGE_SEGMENT_BYTES
+        && data.most_resent_bytes * 10 >= data.largest_segment * 9
+        && small_got_through
+}
+
 pub fn mtu_black_hole(inputs: &Inputs) -> Option<Finding> {
     let stuck: Vec<(&ConnectionSummary, &'static str, u64, u64, f64)> = inputs
         .connections
@@ -207,14 +207,7 @@ pub fn mtu_black_hole(inputs: &Inputs) -> Option<Finding> {
                 (c, "server", &c.server_to_client, &c.client_to_server),
             ]
         })
-        .filter(|(c, _, data, peer)| {
-            let small_got_through =
-                c.handshake.ack_ns.is_some() && (data.rtt.samples > 0 || peer.payload_bytes > 0);
-            data.most_resends >= BLACK_HOLE_RESENDS
-                && data.most_resent_bytes >= LARGE_SEGMENT_BYTES
-                && data.most_resent_bytes * 10 >= data.largest_segment * 9
-                && small_got_through
-        })
+        .filter(|(c, _, data, peer)| stuck_behind_mtu(c, data, peer))
         .map(|(c, side, data, _)| {
             (
                 c,

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use decode::Endpoint;
 use transactions::Transaction;
 
-use super::{finding, median};
+use super::finding;
+use crate::median;
 use crate::{Finding, Inputs};
 
 /// A front answer this soon after a back answer was released by it.

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use decode::Endpoint;
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind, Role};
 
-use super::{finding, median};
+use super::finding;
+use crate::median;
 use crate::{Finding, Inputs};
 
 /// TIME_WAIT lasts 60 s on Linux (120 to 240 s on Windows): a port used
@@ -77,7 +78,7 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     let after = median(reuses.iter().map(|r| r.after_ms).collect());
     let troubled: Vec<&Reuse> = reuses.iter().filter(|r| r.troubled()).collect();
     let holder = example.earlier.close.by.unwrap_or(Role::Client).as_str();
-    let cost: f64 = reuses.iter().map(Reuse::setup_ms).sum();
+    let handshakes_ms: f64 = reuses.iter().map(Reuse::setup_ms).sum();
     let mut found = finding(
         "port_reuse",
         format!(
@@ -88,7 +89,7 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
             to_server.len(),
             ports.len()
         ),
-        cost,
+        0.0,
     );
     found.connections = reuses.len() as u64;
     found.example_connection = Some(example.later.id);
@@ -122,12 +123,12 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
         "With connections kept open, these {} handshakes ({:.1} ms in all) and the risk of \
          refused SYNs would go.",
         reuses.len(),
-        cost
+        handshakes_ms
     );
     if troubled.is_empty() {
         found.suspected = Some(
-            "no reuse failed here: the cost is the handshakes that reusing connections would \
-             save"
+            "no reuse failed here yet: every SYN into TIME_WAIT was accepted, which holds only \
+             while the stacks' timestamps let it"
                 .into(),
         );
     }
@@ -140,5 +141,10 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     found
         .figures
         .insert("troubled_reuses", troubled.len() as f64);
+    // Reuse inside TIME_WAIT costs nothing while every SYN is accepted, but
+    // it fails as soon as one is not: a repeated pattern is worth a warning.
+    if reuses.len() >= crate::rules::PATTERN_REPEATS || !troubled.is_empty() {
+        found.severity = crate::Severity::Warning;
+    }
     Some(found)
 }

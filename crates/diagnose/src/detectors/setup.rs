@@ -4,7 +4,8 @@
 
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind};
 
-use super::{finding, median};
+use super::finding;
+use crate::median;
 use crate::{Finding, Inputs};
 
 /// A connection reset after this long without a byte from the server gave up waiting.
@@ -34,13 +35,40 @@ fn trouble(c: &ConnectionSummary) -> Option<Trouble> {
     }
 }
 
-pub fn setup_failures(inputs: &Inputs) -> Option<Finding> {
+/// Time connections spent failing to open (never answered, refused,
+/// abandoned) or, once open, waiting unanswered until reset.
+pub fn failed_setups_ms(inputs: &Inputs) -> f64 {
+    inputs
+        .connections
+        .iter()
+        .map(|c| unanswered_ms(inputs, c))
+        .sum()
+}
+
+/// A connection's time outside its ledger when it failed: all of it for one
+/// that never opened, the time after its transactions for one reset
+/// unanswered.
+fn unanswered_ms(inputs: &Inputs, c: &ConnectionSummary) -> f64 {
+    match trouble(c) {
+        _ if c.state.failed_setup() => c.duration_ms,
+        Some(Trouble::ResetUnanswered) => {
+            let charged = inputs.ledger(c.id).map_or(0.0, |l| l.ledger.total_ms());
+            (c.duration_ms - charged).max(0.0)
+        }
+        _ => 0.0,
+    }
+}
+
+/// Connections that failed to open or waited for SYN retries; `setup_ms` is
+/// the SYN-retry time the ledgers charged to setup, `total_ms` the time at stake.
+pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<Finding> {
     let troubled: Vec<(&ConnectionSummary, Trouble)> = inputs
         .connections
         .iter()
         .filter_map(|c| Some((c, trouble(c)?)))
         .collect();
-    if troubled.is_empty() {
+    let cost = setup_ms + failed_setups_ms(inputs);
+    if troubled.is_empty() || cost <= 0.0 {
         return None;
     }
     let of = |kind: Trouble| {
@@ -59,9 +87,6 @@ pub fn setup_failures(inputs: &Inputs) -> Option<Finding> {
         .map(|c| c.duration_ms)
         .collect();
     let waits: Vec<f64> = retried.iter().map(|c| setup_wait_ms(c)).collect();
-    // A refused attempt loses only its round trip, but it is all its connection did.
-    let refused_ms: f64 = of(Trouble::Refused).map(|c| c.duration_ms).sum();
-    let cost = waits.iter().sum::<f64>() + resets.iter().sum::<f64>() + refused_ms;
     let most_retried = retried
         .iter()
         .max_by_key(|c| c.handshake.syn_retries_ns.len());
@@ -104,6 +129,9 @@ pub fn setup_failures(inputs: &Inputs) -> Option<Finding> {
     found.example_connection = most_retried
         .map(|c| c.id)
         .or(troubled.first().map(|(c, _)| c.id));
+    let per_connection = cost / troubled.len() as f64;
+    found.severity = crate::rules::severity(cost, per_connection, cost / total_ms, 1.0, true);
+    found.share = (cost / total_ms).min(1.0);
     found.frames = inputs.evidence.frames(&[EventKind::SynRetransmission]);
     found.wireshark_filter = if retried.is_empty() {
         "tcp.flags.reset == 1 || (tcp.flags.syn == 1 && tcp.flags.ack == 0)".into()
@@ -249,7 +277,7 @@ fn counted(count: usize, noun: &str) -> String {
 }
 
 /// SYN to SYN-ACK for an answered connection; first to last packet otherwise.
-pub(crate) fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
+fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
     let handshake = &connection.handshake;
     let syn = handshake.syn_ns.unwrap_or(connection.first_ns);
     let end = handshake.syn_ack_ns.unwrap_or(connection.last_ns);

@@ -114,15 +114,23 @@ fn direction_cells(out: &mut impl Write, d: &DirectionSummary) -> io::Result<()>
 const TRANSACTION_COLUMNS: &str = "connection,index,signature,request_start_ns,request_end_ns,\
 response_start_ns,response_end_ns,duration_ms,request_transfer_ms,server_think_ms,\
 response_transfer_ms,client_think_ms,request_bytes,response_bytes,request_packets,\
-response_packets,retransmissions,network_ms,server_ms,client_ms,tcp_wait_ms,name";
+response_packets,retransmissions,network_ms,server_ms,client_ms,tcp_wait_ms";
 
 pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
-    writeln!(out, "{TRANSACTION_COLUMNS}")?;
+    let ledger_columns: Vec<String> = transactions::Part::ALL
+        .iter()
+        .map(|part| format!("ledger.{}_ms", part.as_str()))
+        .collect();
+    writeln!(
+        out,
+        "{TRANSACTION_COLUMNS},{},name",
+        ledger_columns.join(",")
+    )?;
     let cell = |value: Option<i64>| value.map(|v| v.to_string()).unwrap_or_default();
     for t in &analysis.transactions {
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{:.3},{:.3},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{}",
+            "{},{},{},{},{},{},{},{:.3},{:.3},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{},{}",
             t.connection,
             t.index,
             t.signature,
@@ -144,6 +152,7 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
             t.latency.server_ms,
             t.latency.client_ms,
             t.latency.tcp_wait_ms,
+            ledger_cells(&t.ledger),
             quoted(t.name.as_deref().unwrap_or_default()),
         )?;
     }
@@ -152,6 +161,15 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
 
 const FINDING_COLUMNS: &str = "rank,kind,severity,cost_ms,share,connections,transactions,\
 example_connection,wireshark_filter,title";
+
+/// The ledger's parts, each part's milliseconds in its own cell.
+fn ledger_cells(ledger: &transactions::Ledger) -> String {
+    let cells: Vec<String> = transactions::Part::ALL
+        .iter()
+        .map(|&part| format!("{:.3}", ledger.get(part)))
+        .collect();
+    cells.join(",")
+}
 
 /// Quotes a CSV cell that holds commas or quotes.
 fn quoted(text: &str) -> String {

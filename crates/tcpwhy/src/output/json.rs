@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 use tcp::{ConnectionSummary, Event};
+use transactions::ConnectionLedger;
 
 use pipeline::{Analysis, Counts};
 
@@ -46,7 +47,7 @@ pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> 
         let workers: Vec<_> = analysis
             .connections
             .chunks(chunk)
-            .map(|connections| scope.spawn(move || serialize(connections)))
+            .map(|connections| scope.spawn(move || serialize(connections, &analysis.ledgers)))
             .collect();
         workers
             .into_iter()
@@ -57,6 +58,14 @@ pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> 
         out.write_all(&bytes?)?;
     }
     end(out, analysis)
+}
+
+/// A connection's ledger with its parts summed by kind.
+#[derive(Serialize)]
+struct WithLatency<'a> {
+    #[serde(flatten)]
+    ledger: &'a ConnectionLedger,
+    latency: transactions::Latency,
 }
 
 /// A connection with what limits each direction's rate.
@@ -73,10 +82,17 @@ struct RateLimit {
     server_to_client: Option<&'static str>,
 }
 
-fn serialize(connections: &[ConnectionSummary]) -> io::Result<Vec<u8>> {
+fn serialize(
+    connections: &[ConnectionSummary],
+    ledgers: &[ConnectionLedger],
+) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(connections.len() * 1536);
     for connection in connections {
-        let [client_to_server, server_to_client] = diagnose::rate_limits(connection);
+        let ledger = ledgers
+            .binary_search_by_key(&connection.id, |ledger| ledger.connection)
+            .ok()
+            .map(|at| &ledgers[at]);
+        let [client_to_server, server_to_client] = diagnose::limiter(connection, ledger);
         let rate_limit = RateLimit {
             client_to_server,
             server_to_client,
@@ -103,8 +119,15 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     for name in transactions::by_name(&analysis.transactions) {
         line(out, "name", &name)?;
     }
-    for connection in transactions::by_connection(&analysis.transactions) {
-        line(out, "connection_latency", &connection)?;
+    for ledger in &analysis.ledgers {
+        line(
+            out,
+            "connection_ledger",
+            &WithLatency {
+                latency: transactions::Latency::of(&ledger.ledger),
+                ledger,
+            },
+        )?;
     }
     end(out, analysis)
 }

@@ -1,0 +1,120 @@
+//! The causes a transaction's time can be charged to: one finding kind each.
+
+use transactions::Part;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cause {
+    SetupFailure,
+    AcceptQueue,
+    ClientDelay,
+    /// The client's think time between turns: its own pace, not time lost.
+    ClientThink,
+    ApplicationLimited,
+    SplitResponse,
+    Chattiness,
+    PathLatency,
+    BottleneckLink,
+    /// Data moving at the path's pace with no queue in sight: not a fault.
+    Transfer,
+    SlowStart,
+    ServerThink,
+    PeriodicStalls,
+    ServerSaturation,
+    PoolQueueing,
+    NagleDelayedAck,
+    DelayedAck,
+    ReceiveWindow,
+    ZeroWindow,
+    SendBuffer,
+    PacketLoss,
+    PeriodicLoss,
+    TailLoss,
+    DeadPeer,
+    MtuBlackHole,
+}
+
+impl Cause {
+    /// The finding kind that names it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Cause::SetupFailure => "connection_setup_failure",
+            Cause::AcceptQueue => "accept_queue_overflow",
+            Cause::ClientDelay => "client_delay",
+            Cause::ClientThink => "client_think",
+            Cause::ApplicationLimited => "application_limited",
+            Cause::SplitResponse => "split_response",
+            Cause::Chattiness => "chattiness",
+            Cause::PathLatency => "path_latency",
+            Cause::BottleneckLink => "bottleneck_link",
+            Cause::Transfer => "transfer",
+            Cause::SlowStart => "slow_start",
+            Cause::ServerThink => "server_think_time",
+            Cause::PeriodicStalls => "periodic_stalls",
+            Cause::ServerSaturation => "server_saturation",
+            Cause::PoolQueueing => "pool_queueing",
+            Cause::NagleDelayedAck => "nagle_delayed_ack",
+            Cause::DelayedAck => "delayed_ack",
+            Cause::ReceiveWindow => "receive_window_limited",
+            Cause::ZeroWindow => "zero_window",
+            Cause::SendBuffer => "send_buffer_limited",
+            Cause::PacketLoss => "packet_loss",
+            Cause::PeriodicLoss => "periodic_loss",
+            Cause::TailLoss => "tail_loss",
+            Cause::DeadPeer => "dead_peer",
+            Cause::MtuBlackHole => "mtu_black_hole",
+        }
+    }
+
+    /// The ledger parts whose longest stretch shows it, most telling first.
+    pub fn evidence_parts(self) -> &'static [Part] {
+        match self {
+            Cause::SetupFailure => &[Part::SynRetry],
+            Cause::AcceptQueue => &[Part::AcceptQueue],
+            Cause::ClientDelay => &[Part::ClientStart],
+            Cause::ClientThink => &[Part::ClientThink],
+            Cause::ApplicationLimited => &[Part::ServerPause, Part::ClientPause],
+            Cause::SplitResponse => &[Part::ServerPause],
+            Cause::Chattiness | Cause::PathLatency => &[Part::Propagation],
+            Cause::BottleneckLink => &[Part::CongestionWindow, Part::Transfer, Part::Queueing],
+            Cause::Transfer => &[Part::Transfer],
+            Cause::SlowStart => &[Part::CongestionWindow],
+            Cause::ServerThink
+            | Cause::PeriodicStalls
+            | Cause::ServerSaturation
+            | Cause::PoolQueueing => &[Part::Server],
+            Cause::NagleDelayedAck => &[Part::Nagle],
+            Cause::DelayedAck => &[Part::DelayedAck],
+            Cause::ReceiveWindow => &[Part::ReceiveWindow],
+            Cause::ZeroWindow => &[Part::ZeroWindow],
+            Cause::SendBuffer => &[Part::SendBuffer],
+            Cause::TailLoss => &[Part::TailLoss],
+            Cause::PacketLoss | Cause::PeriodicLoss | Cause::DeadPeer | Cause::MtuBlackHole => &[
+                Part::RetransmissionTimeout,
+                Part::TailLoss,
+                Part::LossRecovery,
+            ],
+        }
+    }
+
+    /// Time that exists only because something is wrong (TCP's waits, loss,
+    /// stalls, pauses, failures), rather than time every exchange spends
+    /// (round trips, transfer, the server's and the client's work).
+    pub fn is_waste(self) -> bool {
+        !matches!(
+            self,
+            Cause::Chattiness
+                | Cause::PathLatency
+                | Cause::BottleneckLink
+                | Cause::Transfer
+                | Cause::ServerThink
+                | Cause::ClientDelay
+                | Cause::ClientThink
+        )
+    }
+
+    /// Time that is how traffic normally moves, or the client's own pace:
+    /// named only in the summary, and not time anyone lost.
+    pub fn is_benign(self) -> bool {
+        matches!(self, Cause::Transfer | Cause::ClientThink)
+    }
+}

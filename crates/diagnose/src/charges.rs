@@ -1,0 +1,247 @@
+//! Every transaction's ledger, part by part, given to exactly one cause.
+//!
+//! Most parts name their cause directly (a Nagle wait is Nagle meeting a
+//! delayed ACK). A few need what the capture shows around them: round trips
+//! paid turn after turn with no pause of the client's are chattiness, other
+//! round trips the path's latency; server time beyond the usual at a steady
+//! period is a periodic stall; loss waits belong to a dead peer, an MTU black
+//! hole, a periodic burst of loss, a lost tail, or loss at large; transfer
+//! and congestion-window waits belong to a bottleneck link when round trips
+//! grow with the bytes in flight. Whatever the split, the causes' times add
+//! up to the ledgers' own.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use tcp::{ConnectionSummary, DirectionSummary};
+use transactions::{Ledger, Part, Transaction};
+
+use crate::cause::Cause;
+use crate::detectors::{PoolQueueing, Saturation};
+use crate::rules::{BULK_BYTES, QUEUE_CORRELATION, QUEUE_RTT_RATIO};
+
+/// What one cause cost, and where.
+#[derive(Debug, Default)]
+pub struct CauseTotal {
+    pub cost_ms: f64,
+    /// What it cost each transaction it touched, by (connection, index).
+    pub per_transaction: BTreeMap<(u64, u32), f64>,
+    /// The whole ledger time of the transactions it touched.
+    pub touched_ms: f64,
+    /// What it cost on each connection.
+    pub per_connection: BTreeMap<u64, f64>,
+}
+
+impl CauseTotal {
+    fn add(&mut self, transaction: &Transaction, ms: f64) {
+        self.cost_ms += ms;
+        let key = (transaction.connection, transaction.index);
+        if !self.per_transaction.contains_key(&key) {
+            self.touched_ms += at_stake_ms(&transaction.ledger);
+        }
+        *self.per_transaction.entry(key).or_default() += ms;
+        *self
+            .per_connection
+            .entry(transaction.connection)
+            .or_default() += ms;
+    }
+
+    pub fn transactions(&self) -> u64 {
+        self.per_transaction.len() as u64
+    }
+
+    /// The connection it cost most on.
+    pub fn example_connection(&self) -> Option<u64> {
+        self.per_connection
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(&connection, _)| connection)
+    }
+
+    /// The mean cost per transaction touched.
+    pub fn per_transaction_ms(&self) -> f64 {
+        self.cost_ms / self.per_transaction.len().max(1) as f64
+    }
+
+    pub fn median_per_transaction_ms(&self) -> f64 {
+        crate::median(self.per_transaction.values().copied().collect())
+    }
+}
+
+/// What the capture shows around the ledgers, that some parts' causes depend on.
+#[derive(Default)]
+pub struct Context {
+    /// Transactions whose server time holds a periodic stall: the usual server time.
+    pub stalled: FxHashMap<(u64, u32), f64>,
+    /// A server saturated by the load, and the transactions that queued for it.
+    pub saturation: Option<Saturation>,
+    /// Transactions queued behind a saturated server: the server time it would have taken.
+    pub saturated: FxHashMap<(u64, u32), f64>,
+    /// A front tier whose requests waited for a pool to a back tier.
+    pub pool: Option<PoolQueueing>,
+    /// Periods of periodic loss bursts (start and end, ns).
+    pub loss_bursts: Vec<(i64, i64)>,
+    pub dead_peers: FxHashSet<u64>,
+    pub black_holes: FxHashSet<u64>,
+    /// SYNs were lost no more often than the data: the path's loss, not a
+    /// listen queue or a filter, made the handshakes wait.
+    pub syn_loss_is_path_loss: bool,
+}
+
+/// Every cause's total, over all transactions.
+pub fn charge(
+    connections: &[ConnectionSummary],
+    transactions: &[Transaction],
+    context: &Context,
+) -> BTreeMap<Cause, CauseTotal> {
+    let by_id: FxHashMap<u64, &ConnectionSummary> = connections.iter().map(|c| (c.id, c)).collect();
+    let mut totals: BTreeMap<Cause, CauseTotal> = BTreeMap::new();
+    for t in transactions {
+        let connection = by_id.get(&t.connection).copied();
+        for (part, ms) in t.ledger.parts() {
+            for (cause, ms) in assign(part, ms, t, connection, context) {
+                if ms > 0.0 {
+                    totals.entry(cause).or_default().add(t, ms);
+                }
+            }
+        }
+    }
+    totals
+}
+
+/// The cause (or causes, when a part is split) of `ms` charged to `part` in `t`.
+fn assign(
+    part: Part,
+    ms: f64,
+    t: &Transaction,
+    connection: Option<&ConnectionSummary>,
+    context: &Context,
+) -> Vec<(Cause, f64)> {
+    let key = (t.connection, t.index);
+    let single = |cause| vec![(cause, ms)];
+    match part {
+        Part::SynRetry if context.syn_loss_is_path_loss => single(Cause::PacketLoss),
+        Part::SynRetry => single(Cause::SetupFailure),
+        Part::AcceptQueue => single(Cause::AcceptQueue),
+        Part::ClientStart => single(Cause::ClientDelay),
+        Part::ClientThink => single(Cause::ClientThink),
+        Part::ClientPause => single(Cause::ApplicationLimited),
+        Part::ServerPause if t.response_bytes >= BULK_BYTES => single(Cause::ApplicationLimited),
+        Part::ServerPause => single(Cause::SplitResponse),
+        Part::Propagation if follows_without_client_wait(t, connection) => {
+            single(Cause::Chattiness)
+        }
+        Part::Propagation => single(Cause::PathLatency),
+        Part::Queueing => single(Cause::BottleneckLink),
+        Part::Transfer | Part::CongestionWindow if queue_builds(t, connection) => {
+            single(Cause::BottleneckLink)
+        }
+        Part::Transfer => single(Cause::Transfer),
+        Part::CongestionWindow => single(Cause::SlowStart),
+        Part::Server => server(ms, key, t.connection, context),
+        Part::Nagle => single(Cause::NagleDelayedAck),
+        Part::DelayedAck => single(Cause::DelayedAck),
+        Part::ReceiveWindow => single(Cause::ReceiveWindow),
+        Part::ZeroWindow => single(Cause::ZeroWindow),
+        Part::SendBuffer => single(Cause::SendBuffer),
+        Part::RetransmissionTimeout | Part::TailLoss | Part::LossRecovery => {
+            single(loss(part, t, context))
+        }
+    }
+}
+
+/// Server time: the usual answer, and what a periodic stall, saturation or
+/// a pool added to it.
+fn server(ms: f64, key: (u64, u32), connection: u64, context: &Context) -> Vec<(Cause, f64)> {
+    if context
+        .pool
+        .as_ref()
+        .is_some_and(|pool| pool.is_front(connection))
+    {
+        return vec![(Cause::PoolQueueing, ms)];
+    }
+    let carved = |cause, usual: f64| {
+        let usual = usual.clamp(0.0, ms);
+        vec![(Cause::ServerThink, usual), (cause, ms - usual)]
+    };
+    if let Some(&usual) = context.stalled.get(&key) {
+        return carved(Cause::PeriodicStalls, usual);
+    }
+    if let Some(&usual) = context.saturated.get(&key) {
+        return carved(Cause::ServerSaturation, usual);
+    }
+    vec![(Cause::ServerThink, ms)]
+}
+
+fn loss(part: Part, t: &Transaction, context: &Context) -> Cause {
+    if context.dead_peers.contains(&t.connection) {
+        return Cause::DeadPeer;
+    }
+    if context.black_holes.contains(&t.connection) {
+        return Cause::MtuBlackHole;
+    }
+    let end = t.response_end_ns.unwrap_or(t.request_end_ns);
+    let in_burst = context
+        .loss_bursts
+        .iter()
+        .any(|&(from, to)| t.request_start_ns <= to && end >= from);
+    match part {
+        _ if in_burst => Cause::PeriodicLoss,
+        Part::TailLoss => Cause::TailLoss,
+        _ => Cause::PacketLoss,
+    }
+}
+
+/// The transaction came right after the previous answer on its connection,
+/// the client thinking less than a round trip: turn after turn, each paying
+/// the path's round trip.
+fn follows_without_client_wait(t: &Transaction, connection: Option<&ConnectionSummary>) -> bool {
+    let round_trip = connection.map_or(0.0, |c| c.rtt().round_trip_ms());
+    t.index > 1 && t.ledger.get(Part::ClientThink) <= round_trip
+}
+
+/// The transaction's main direction shows round trips growing with the
+/// bytes in flight: a queue standing before a bottleneck link.
+fn queue_builds(t: &Transaction, connection: Option<&ConnectionSummary>) -> bool {
+    let Some(c) = connection else {
+        return false;
+    };
+    let data = if t.request_bytes >= t.response_bytes {
+        &c.client_to_server
+    } else {
+        &c.server_to_client
+    };
+    shows_queue(c, data)
+}
+
+/// Round trips that rise with the bytes in flight and stand well above the
+/// least, by more than one segment takes to cross at the flow's rate (a
+/// queue holds at least a packet). Seen from the sender's side in its
+/// data-to-ACK samples, from the receiver's in the ACK-to-data lags.
+pub fn shows_queue(c: &ConnectionSummary, data: &DirectionSummary) -> bool {
+    let rate = data.unique_payload_bytes as f64 / (c.duration_ms / 1e3).max(1e-9);
+    let segment_ms = data.largest_segment as f64 / rate.max(1.0) * 1e3;
+    [&data.rtt, &data.release_lag].iter().any(|samples| {
+        let rising = samples
+            .in_flight_correlation
+            .is_some_and(|r| r >= QUEUE_CORRELATION);
+        let standing = match (samples.min_ms, samples.median_ms) {
+            (Some(least), Some(median)) => {
+                median >= QUEUE_RTT_RATIO * least && median - least >= segment_ms
+            }
+            _ => false,
+        };
+        rising && standing
+    })
+}
+
+/// A ledger's time that someone waited through: all of it but the client's
+/// think time between turns, which is its own pace.
+pub fn at_stake_ms(ledger: &Ledger) -> f64 {
+    ledger.total_ms() - ledger.get(Part::ClientThink)
+}
+
+/// Distinct connection ids.
+pub fn distinct(ids: impl Iterator<Item = u64>) -> u64 {
+    ids.collect::<BTreeSet<u64>>().len() as u64
+}
