@@ -493,7 +493,7 @@ def bottleneck(rng, point):
     """Bulk transfers through a rate limit whose queue builds: the RTT
     climbs from its base as bytes in flight grow."""
     stack = draw_stack(rng)
-    flow, connections = draw_flow(rng), rng.choice((1, 1, 2, 3, 4))
+    flow, connections = draw_flow(rng), rng.choice((1, 1, 2, 3, 4, 6, 8))
     rate = log_uniform(rng, 2, 40)
     per_s = rate * 125_000
     total = min(MAX_BULK_BYTES, per_s * rng.uniform(3, 8))
@@ -686,7 +686,7 @@ def syn_loss(rng, point):
     connections wait 1, 3 or 7 s for their handshake."""
     stack = draw_stack(rng)
     rtt = log_uniform(rng, 0.2, 50)
-    workers, per_worker = rng.randint(1, 4), rng.randint(3, 8)
+    workers, per_worker = rng.randint(1, 8), rng.randint(3, 8)
     requests, request, response = rng.randint(1, 3), rng.randint(50, 500), rng.randint(50, 4000)
     # A SYN lost before the server's tap leaves no trace there: at the server,
     # SYN-ACKs are lost (after its tap), so it sees them resent.
@@ -954,7 +954,7 @@ def healthy(rng, point):
     variant = rng.choice(("exchanges", "transfers", "both"))
     servers, clients, params = [], [], {"variant": variant}
     if variant != "transfers":
-        connections = rng.randint(1, 4)
+        connections = rng.randint(1, 8)
         requests = clamp(rng.randint(5, 40), 2, int(HEALTHY_ROUND_TRIPS_MS / rtt))
         request, response = rng.randint(50, 1000), rng.randint(50, 4000)
         servers, clients = request_response([request], [response], server={"nodelay": 1},
