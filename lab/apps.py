@@ -96,12 +96,24 @@ def logging_tcp_info(connection, directory):
     return TcpInfoLog(connection, directory) if directory else contextlib.nullcontext()
 
 
-def listener(port, backlog=128, rcvbuf=None):
-    server = socket.socket()
+def tcp_socket(args):
+    """A TCP socket with the congestion control asked for, if any (root may
+    pick any the kernel has; a namespace's default can only be one the host
+    allows)."""
+    connection = socket.socket()
+    if args.congestion:
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, args.congestion.encode())
+    return connection
+
+
+def listener(args, backlog=128, rcvbuf=None):
+    """A listening socket on args.port; accepted connections inherit its
+    congestion control."""
+    server = tcp_socket(args)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if rcvbuf:
         server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    server.bind(("0.0.0.0", port))
+    server.bind(("0.0.0.0", args.port))
     server.listen(backlog)
     return server
 
@@ -143,7 +155,7 @@ def answer_requests(connection, args, started):
 
 
 def rr_server(args):
-    server = listener(args.port)
+    server = listener(args)
     started = time.monotonic()
     while True:
         connection, _ = server.accept()
@@ -166,10 +178,12 @@ def rr_client_connections(args, delay_ms=0.0):
     response_size = sum(int(c) for c in args.chunks.split(","))
     pieces = [int(p) for p in args.pieces.split(",")]
     for _ in range(args.connections):
+        connection = tcp_socket(args)
+        connection.settimeout(args.connect_timeout)
         try:
-            connection = socket.create_connection((args.server, args.port),
-                                                  timeout=args.connect_timeout)
+            connection.connect((args.server, args.port))
         except OSError:
+            connection.close()
             continue
         connection.settimeout(30)
         if args.nodelay:
@@ -218,7 +232,7 @@ class Pool:
 
 
 def front(args):
-    server = listener(args.port)
+    server = listener(args)
     pool = Pool((args.back, args.back_port), args.pool_size)
     response_size = sum(int(c) for c in args.chunks.split(","))
 
@@ -237,21 +251,21 @@ def front(args):
 
 
 def sink(args):
-    server = listener(args.port, rcvbuf=args.rcvbuf)
+    server = listener(args, rcvbuf=args.rcvbuf)
     while True:
         connection, _ = server.accept()
         threading.Thread(target=receive_bulk, args=(connection, args), daemon=True).start()
 
 
 def source(args):
-    server = listener(args.port)
+    server = listener(args)
     while True:
         connection, _ = server.accept()
         threading.Thread(target=send_bulk, args=(connection, args), daemon=True).start()
 
 
 def upload(args):
-    connection = socket.socket()
+    connection = tcp_socket(args)
     if args.rcvbuf:
         connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
     connection.connect((args.server, args.port))
@@ -259,7 +273,7 @@ def upload(args):
 
 
 def download(args):
-    connection = socket.socket()
+    connection = tcp_socket(args)
     if args.rcvbuf:
         connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
     connection.connect((args.server, args.port))
@@ -317,7 +331,7 @@ def wait_until_acknowledged(connection, timeout_s=None):
 
 
 def slow_accept(args):
-    server = listener(args.port, backlog=args.backlog)
+    server = listener(args, backlog=args.backlog)
     started = time.monotonic()
     while True:
         time.sleep(args.accept_every_s)
@@ -369,6 +383,8 @@ def main():
     parser.add_argument("--write-size", type=int, default=65536)
     parser.add_argument("--wait-acked", type=int, default=0, help="each write waits until all is ACKed")
     parser.add_argument("--pace-ms", type=float, default=0, help="one bulk write every so often")
+    parser.add_argument("--congestion", default="",
+                        help="the sockets' congestion control (cubic, reno, bbr...)")
     parser.add_argument("--tcp-info", default="",
                         help="a directory for each sending connection's TCP_INFO samples")
     parser.add_argument("--backlog", type=int, default=1)

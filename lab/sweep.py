@@ -11,7 +11,7 @@ senders' own account from the kernel (TCP_INFO).
     sudo python3 lab/sweep.py --replay DIR/NAME.json [--out DIR]
     python3 lab/sweep.py --sample FROM_DIR [--out tests/sweep]
 
-Its hosts are named `twsw-*`, so it can run beside lab/run.py.
+Its hosts are named `twsw-*` (or --prefix), so it can run beside lab/run.py.
 """
 
 import argparse
@@ -39,7 +39,6 @@ DEFAULT_OUT = os.path.join(HERE, "sweep-out")
 SAMPLE_OUT = os.path.join(REPOSITORY, "tests", "sweep")
 APPS = ["python3", os.path.join(HERE, "apps.py")]
 PREFIX = "twsw"
-NAMES = Names(PREFIX)
 POINTS = ("client", "server")
 SNAPLEN = 128
 HEALTHY_SHARE = 0.15
@@ -52,7 +51,8 @@ ARTEFACTS = ("duplicated", "removed")
 SERIES_POINTS = 20
 SERIES_FIELDS = ("t", "bytes_acked", "snd_cwnd", "rtt", "delivery_rate", "busy_time",
                  "rwnd_limited", "sndbuf_limited", "total_retrans")
-LIMITED_SHARE = 0.2
+LIMITED_SHARE = 0.15
+ROOMY_SHARE = 0.6
 
 
 # What to record.
@@ -101,21 +101,23 @@ def artefact(cause, index):
 
 # Recording one scenario.
 
-def record(scenario, work):
-    """Runs the scenario, recording both ends of the wire; returns the two
-    capture paths and the directory of the senders' TCP_INFO samples."""
+def record(scenario, work, prefix):
+    """Runs the scenario on hosts named under `prefix`, recording both ends
+    of the wire; returns the two capture paths and the directory of the
+    senders' TCP_INFO samples."""
     paths = {point: os.path.join(work, f"{point}.pcap") for point in POINTS}
     tcp_info = os.path.join(work, "tcp_info")
     os.makedirs(tcp_info)
+    names = Names(prefix)
     with hosts(delay_ms=scenario.delay_ms, rate_mbit=scenario.rate_mbit, drops=scenario.drops,
                client_sysctls=scenario.client_sysctls, server_sysctls=scenario.server_sysctls,
                client_initcwnd=scenario.client_initcwnd, server_initcwnd=scenario.server_initcwnd,
-               prefix=PREFIX):
+               prefix=prefix):
         with contextlib.ExitStack() as servers:
             for args in scenario.servers:
-                servers.enter_context(running(NAMES.server_ns, *APPS, *filled(args, tcp_info)))
-            with recording(POINTS, paths.get, SNAPLEN, prefix=PREFIX):
-                run_clients(scenario.clients, tcp_info)
+                servers.enter_context(running(names.server_ns, *APPS, *filled(args, tcp_info)))
+            with recording(POINTS, paths.get, SNAPLEN, prefix=prefix):
+                run_clients(scenario.clients, tcp_info, names.client_ns)
     return paths, tcp_info
 
 
@@ -123,10 +125,10 @@ def filled(args, tcp_info):
     return [tcp_info if arg == TCP_INFO else arg for arg in args]
 
 
-def run_clients(clients, tcp_info):
+def run_clients(clients, tcp_info, client_ns):
     """Starts every client at once and waits for them all to succeed."""
     errors = tempfile.TemporaryFile("w+")
-    processes = [subprocess.Popen(in_ns(NAMES.client_ns, *APPS, *filled(args, tcp_info),
+    processes = [subprocess.Popen(in_ns(client_ns, *APPS, *filled(args, tcp_info),
                                         "--server", SERVER_IP),
                                   stdout=subprocess.DEVNULL, stderr=errors)
                  for args in clients]
@@ -147,23 +149,30 @@ def run_clients(clients, tcp_info):
         raise NotPlanted(f"a client failed: {last_line}")
 
 
-def kernel_account(directory):
+def kernel_account(directory, congestion):
     """The senders' TCP_INFO: per connection its final values, a coarse
-    series and where its time went; for all of them, the shares of time
-    and the limit they point to. None when no sender logged."""
-    connections = []
+    series, where its time went and how often it had room in both windows;
+    for all of them, the same and the limit they point to. None when no
+    sender logged."""
+    logged = []
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
         with open(path) as samples_file:
             samples = json.load(samples_file)["samples"]
         if samples:
-            times = time_spent_us(samples[-1])
-            connections.append({"final": samples[-1], "series": coarse(samples),
-                                "shares": shares(times), "limit": limit(shares(times))})
-    if not connections:
+            logged.append(samples)
+    if not logged:
         return None
-    totals = {key: sum(time_spent_us(c["final"])[key] for c in connections)
+    connections = []
+    for samples in logged:
+        time_shares, room = shares(time_spent_us(samples[-1])), room_in_windows([samples])
+        connections.append({"final": samples[-1], "series": coarse(samples),
+                            "shares": time_shares, "room_in_windows": room,
+                            "limit": limit(time_shares, room, congestion)})
+    totals = {key: sum(time_spent_us(samples[-1])[key] for samples in logged)
               for key in ("elapsed", "rwnd", "sndbuf", "cwnd", "app")}
-    return {"connections": connections, "shares": shares(totals), "limit": limit(shares(totals))}
+    room = room_in_windows(logged)
+    return {"connections": connections, "shares": shares(totals), "room_in_windows": room,
+            "limit": limit(shares(totals), room, congestion)}
 
 
 def time_spent_us(final):
@@ -181,16 +190,36 @@ def shares(times):
     return {key: round(times[key] / elapsed, 3) for key in ("rwnd", "sndbuf", "cwnd", "app")}
 
 
-def limit(time_shares):
-    """rwnd or sndbuf when the kernel counted that limit for at least a fifth
-    of the time, else the larger of cwnd and app. Linux counts a window or
-    buffer limit only while it refuses a transmission; on flows pinned at the
-    window that is 35-50% of the time, the rest shows as busy, while flows
-    that never meet the limit show none of it."""
+def room_in_windows(connections_samples):
+    """The share of the samples taken with data in flight in which the bytes
+    in flight were under half of both the congestion window and the peer's
+    window: the sender could have sent more, and did not."""
+    sending = [s for samples in connections_samples for s in samples if s["unacked"]]
+    roomy = [s for s in sending
+             if s["unacked"] < 0.5 * min(s["snd_cwnd"], s["snd_wnd"] / s["snd_mss"])]
+    return round(len(roomy) / len(sending), 3) if sending else 0.0
+
+
+def limit(time_shares, room, congestion):
+    """rwnd or sndbuf when the kernel counted that limit for 15% of the
+    time or more; else app when the sender was idle more than busy; else,
+    for CUBIC and Reno, sndbuf when it mostly had room in both windows;
+    cwnd otherwise.
+
+    Linux counts a window or buffer limit only while it refuses a
+    transmission: on flows pinned at the receive window that is 35-95% of
+    the time, the rest shows as busy. It counts a send buffer limit for
+    paced senders (BBR) only; CUBIC and Reno ones pinned by their buffer
+    show as busy, their bytes in flight flat under both windows. BBR keeps
+    its bytes in flight near half its window by design, so room in the
+    windows says nothing of its buffer."""
     limited = {key: time_shares[key] for key in ("rwnd", "sndbuf")
                if time_shares[key] >= LIMITED_SHARE}
-    candidates = limited or {key: time_shares[key] for key in ("cwnd", "app")}
-    return max(candidates, key=candidates.get)
+    if limited:
+        return max(limited, key=limited.get)
+    if time_shares["app"] > time_shares["cwnd"]:
+        return "app"
+    return "sndbuf" if congestion != "bbr" and room >= ROOMY_SHARE else "cwnd"
 
 
 def coarse(samples):
@@ -218,15 +247,15 @@ def check_capture(path):
         raise RuntimeError(f"{path} holds a {largest}-byte segment: offloads are on")
 
 
-def make(slot, seed, out, sweep_seed=None, attempt=1):
+def make(slot, seed, out, prefix, sweep_seed=None, attempt=1):
     """Draws, records and checks one scenario; writes its capture and
     manifest into `out`. Raises NotPlanted when the check fails."""
     cause = CAUSES[slot.cause]
     scenario = cause.draw(random.Random(seed), slot.point)
-    work = tempfile.mkdtemp(prefix=f"{PREFIX}-{slot.name}-")
+    work = tempfile.mkdtemp(prefix=f"{prefix}-{slot.name}-")
     try:
-        paths, tcp_info_dir = record(scenario, work)
-        tcp_info = kernel_account(tcp_info_dir)
+        paths, tcp_info_dir = record(scenario, work, prefix)
+        tcp_info = kernel_account(tcp_info_dir, scenario.congestion)
         if scenario.needs_tcp_info and tcp_info is None:
             raise NotPlanted("no sender logged TCP_INFO")
         expect, figure = scenario.check(scenario, Taps(paths, scenario.watched_port, tcp_info))
@@ -262,7 +291,8 @@ def wire(scenario):
 
 
 def stack(scenario):
-    return {"client_sysctls": scenario.client_sysctls, "server_sysctls": scenario.server_sysctls,
+    return {"congestion": scenario.congestion,
+            "client_sysctls": scenario.client_sysctls, "server_sysctls": scenario.server_sysctls,
             "client_initcwnd": scenario.client_initcwnd,
             "server_initcwnd": scenario.server_initcwnd}
 
@@ -294,7 +324,7 @@ def sweep(args):
         for attempt in range(1, ATTEMPTS + 1):
             seed = slot.seed(args.seed, attempt)
             try:
-                manifest = make(slot, seed, args.out, args.seed, attempt)
+                manifest = make(slot, seed, args.out, args.prefix, args.seed, attempt)
                 print(f"[{number}/{len(slots)}] {slot.name} ({slot.point}, attempt {attempt}, "
                       f"{time.monotonic() - started:.1f} s): {manifest['figure']}", flush=True)
                 break
@@ -361,7 +391,7 @@ def replay(args):
     slot = Slot(manifest["scenario"], manifest["cause"], manifest["capture_point"],
                 manifest.get("artefact"))
     try:
-        again = make(slot, manifest["seed"], out, manifest.get("sweep_seed"),
+        again = make(slot, manifest["seed"], out, args.prefix, manifest.get("sweep_seed"),
                      manifest.get("attempt", 1))
     except NotPlanted as reason:
         sys.exit(f"sweep: {slot.name} did not plant this time: {reason}")
@@ -421,6 +451,8 @@ def parse_arguments():
     parser.add_argument("--missing", action="store_true",
                         help="record only the scenarios with no manifest yet (to resume a sweep)")
     parser.add_argument("--replay", metavar="MANIFEST", help="record that scenario again")
+    parser.add_argument("--prefix", default=PREFIX,
+                        help=f"the hosts' name prefix (default {PREFIX}; 12 characters at most)")
     parser.add_argument("--sample", metavar="FROM_DIR",
                         help="copy the committed sample out of a full sweep")
     args = parser.parse_args()
