@@ -87,6 +87,11 @@ def percent(right, total):
     return f"{right}/{total} ({100 * right / total:.0f}%)" if total else "-"
 
 
+def classes_in_order(scored):
+    """The classes of the scenarios, alphabetically, healthy last."""
+    return sorted({s.cause for s in scored}, key=lambda cause: (cause == "healthy", cause))
+
+
 def class_of_kind(scored):
     """The finding kind -> planted class it names."""
     return {s.manifest["finding"]: s.cause for s in scored if s.planted}
@@ -118,7 +123,7 @@ def summary(scored):
 
 def per_class(scored):
     rows = []
-    for cause in dict.fromkeys(s.cause for s in scored):
+    for cause in classes_in_order(scored):
         mine = [s for s in scored if s.cause == cause]
         points = {point: [s for s in mine if s.point == point] for point in POINTS}
         rows.append([f"`{cause}`", f"`{mine[0].manifest['finding']}`",
@@ -140,7 +145,7 @@ def by_point(scored):
 def confusion(scored):
     classes = class_of_kind(scored)
     planted = [s for s in scored if s.planted]
-    rows_order = list(dict.fromkeys(s.cause for s in planted))
+    rows_order = classes_in_order(planted)
     counts = collections.Counter((s.cause, column(s, classes)) for s in planted)
     columns = [c for c in rows_order if any(counts[(r, c)] for r in rows_order)]
     columns += sorted({col for (_, col) in counts} - set(columns))
@@ -182,23 +187,19 @@ def misses(scored):
 def kernel_limits(scored):
     """The kernel's limit (tcp_info) against the planted class, for the
     scenarios whose senders logged it."""
-    counts = collections.Counter()
-    causes = []
-    for s in scored:
-        account = s.manifest.get("tcp_info")
-        if account:
-            counts[(s.cause, account["limit"])] += 1
-            causes.append(s.cause)
+    logged = [s for s in scored if s.manifest.get("tcp_info")]
+    counts = collections.Counter((s.cause, s.manifest["tcp_info"]["limit"]) for s in logged)
     rows = [[f"`{cause}`", *(counts[(cause, limit)] or "" for limit in LIMITS)]
-            for cause in dict.fromkeys(causes)]
+            for cause in classes_in_order(logged)]
     return table(["planted class", *LIMITS], rows)
 
 
-def sweep_facts(directory, manifests):
+def sweep_facts(directory, scored):
     """Counts per class and capture point, total size, and how the sweep was made."""
+    manifests = [s.manifest for s in scored]
     counts = collections.Counter((m["cause"], m["capture_point"]) for m in manifests)
     rows = [[f"`{cause}`", counts[(cause, "client")], counts[(cause, "server")]]
-            for cause in dict.fromkeys(m["cause"] for m in manifests)]
+            for cause in classes_in_order(scored)]
     sizes = [os.path.getsize(os.path.join(directory, m["capture"])) for m in manifests]
     log = {}
     if os.path.exists(os.path.join(directory, "sweep.json")):
@@ -234,7 +235,7 @@ miss when that finding is only info; the misses list says why."""
 
 
 def report(scored, directory, tcpwhy, command):
-    made, counts, generation = sweep_facts(directory, [s.manifest for s in scored])
+    made, counts, generation = sweep_facts(directory, scored)
     sections = [
         "# tcpwhy's accuracy on the randomised sweep", "",
         f"Made on {time.strftime('%Y-%m-%d')} with {tcpwhy_version(tcpwhy)}, on {made}.", "",
