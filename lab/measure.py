@@ -227,7 +227,7 @@ def ack_waits_ms(pkts, sender_ip, pause_ms):
     for segments in by_stream(pkts).values():
         last = None
         for index, p in enumerate(segments):
-            if p.len == 0 or p.retransmission:
+            if p.len == 0 or is_resent(p):
                 continue
             if p.src != sender_ip:
                 last = None
@@ -246,10 +246,16 @@ def ack_wait_ms(pause, sender_ip):
     return (ack.time - held.time) * 1000, (resumed.time - ack.time) * 1000
 
 
+def is_resent(p):
+    """Data sent again: Wireshark calls a resend out-of-order rather than a
+    retransmission when it follows new data within an RTT, and the lab's
+    wire never reorders."""
+    return p.len > 0 and (p.retransmission or p.out_of_order)
+
+
 def retransmitted(pkts, src_ip):
-    """Data segments `src_ip` sent again (Wireshark's retransmissions, fast
-    ones included)."""
-    return [p for p in pkts if p.src == src_ip and p.len > 0 and p.retransmission]
+    """Data segments `src_ip` sent again."""
+    return [p for p in pkts if p.src == src_ip and is_resent(p)]
 
 
 def silence_before_ms(pkts, sender_ip):
@@ -262,7 +268,7 @@ def silence_before_ms(pkts, sender_ip):
         for p in segments:
             if p.src != sender_ip:
                 continue
-            if p.len > 0 and p.retransmission and previous is not None:
+            if is_resent(p) and previous is not None:
                 silences.append((p.time - previous.time) * 1000)
             previous = p
     return silences
