@@ -209,9 +209,10 @@ def sweep_facts(directory, scored):
     made = (f"{len(manifests)} scenarios, {sum(sizes) / 1e6:.1f} MB of captures "
             f"(largest {max(sizes) / 1e3:.0f} kB)")
     if log.get("seconds"):
-        made += (f", recorded in {log['seconds'] / 60:.0f} min ({log['started']} to "
-                 f"{log.get('finished', '?')}); {redrawn} scenarios needed more than one draw")
-    return made, table(["class", "at the client", "at the server"], rows), log.get("command")
+        made += (f", recorded in {log['seconds'] / 60:.0f} min from {log['started']}; "
+                 f"{redrawn} scenarios needed more than one draw")
+    commands = log.get("commands") or ["python3 lab/sweep.py --n 240"]
+    return made, table(["class", "at the client", "at the server"], rows), commands
 
 
 def tcpwhy_version(tcpwhy):
@@ -240,8 +241,10 @@ def report(scored, directory, tcpwhy, command):
         "# tcpwhy's accuracy on the randomised sweep", "",
         f"Made on {time.strftime('%Y-%m-%d')} with {tcpwhy_version(tcpwhy)}, on {made}.", "",
         summary(scored), "",
-        "Regenerate the sweep, then this page:", "",
-        "```sh", f"sudo {generation or 'python3 lab/sweep.py --n 240'}",
+        "The commands that made it, from the repository (one `sweep.py --n 240` run of "
+        "today's code draws the same scenarios; the last command alone rewrites this page "
+        "from a sweep):", "",
+        "```sh", *(f"sudo {command}" for command in generation),
         "cargo build --release -p tcpwhy", command, "```", "",
         "## Method", "", METHOD, "",
         "## Per class", "", per_class(scored), "",

@@ -12,13 +12,13 @@ scenario needs. Run one as `apps.py NAME [options]` inside a host's namespace.
 - source: sends a download of a given size.
 - upload: sends a given number of bytes to a sink.
 - download: reads a download from a source, with the same knobs as sink.
+- slow-accept: listens with a tiny backlog and accepts slowly.
+- front: a front tier that answers each request by calling the back tier
+  through a connection pool that grows by at most one connection a second.
 
 Bulk senders (source, upload, and rr-server given --tcp-info) can log their
 socket's TCP_INFO while they send: the kernel's own account of what limited
 them, the lab's ground truth.
-- slow-accept: listens with a tiny backlog and accepts slowly.
-- front: a front tier that answers each request by calling the back tier
-  through a connection pool that grows by at most one connection a second.
 """
 
 import argparse

@@ -407,7 +407,10 @@ def send_buffer(rng, point):
         params.update(write_bytes=write, writes=writes, receiver_quickack=quickack)
     else:
         connections = rng.choice((1, 1, 2))
-        buffer = round(log_uniform(rng, 4096, 32768))
+        # Large enough for some twenty segments in flight: with fewer, the
+        # congestion window never grows past what the buffer lets out, and
+        # the kernel cannot tell the two limits apart.
+        buffer = round(log_uniform(rng, 12_000, 48_000))
         in_flight = 2.4 * buffer  # as measured for SO_SNDBUF; about the same for tcp_wmem
         sender = {}
         if variant == "small_sndbuf":

@@ -317,7 +317,8 @@ def sweep(args):
         slots = [s for s in slots if not os.path.exists(os.path.join(args.out, f"{s.name}.json"))]
     elif not args.classes:
         clear(args.out)
-    log = SweepLog(args.out, command_line(), args.seed, args.n)
+    log = SweepLog(args.out, command_line(), args.seed, args.n,
+                   partial=bool(args.classes or args.missing))
     for number, slot in enumerate(slots, 1):
         started = time.monotonic()
         failures = []
@@ -355,18 +356,19 @@ def clear(out):
 
 
 class SweepLog:
-    """sweep.json in the output directory: how the sweep was made and what
-    each scenario took (time, draws that did not plant)."""
+    """sweep.json in the output directory: how the sweep was made (every
+    command since the last full run) and what each scenario took (time,
+    draws that did not plant)."""
 
-    def __init__(self, out, command, seed, n):
+    def __init__(self, out, command, seed, n, partial):
         self.path = os.path.join(out, "sweep.json")
         previous = {}
-        if os.path.exists(self.path):
+        if partial and os.path.exists(self.path):
             with open(self.path) as log:
                 previous = json.load(log)
-        self.data = {"command": command, "seed": seed, "n": n,
-                     "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-                     "scenarios": previous.get("scenarios", {}) if "--missing" in command else {}}
+        self.data = {"commands": previous.get("commands", []) + [command], "seed": seed, "n": n,
+                     "started": previous.get("started", time.strftime("%Y-%m-%d %H:%M:%S")),
+                     "scenarios": previous.get("scenarios", {})}
 
     def scenario(self, name, seconds, failures, planted):
         self.data["scenarios"][name] = {"seconds": round(seconds, 1), "failed_draws": failures,
