@@ -11,27 +11,109 @@ scenario needs. Run one as `apps.py NAME [options]` inside a host's namespace.
   only once a whole record has arrived.
 - source: sends a download of a given size.
 - upload: sends a given number of bytes to a sink.
+- download: reads a download from a source, with the same knobs as sink.
 - slow-accept: listens with a tiny backlog and accepts slowly.
 - front: a front tier that answers each request by calling the back tier
   through a connection pool that grows by at most one connection a second.
+
+Bulk senders (source, upload, and rr-server given --tcp-info) can log their
+socket's TCP_INFO while they send: the kernel's own account of what limited
+them, the lab's ground truth.
 """
 
 import argparse
+import contextlib
 import fcntl
+import itertools
+import json
+import os
 import socket
 import struct
 import threading
 import time
 
 TIOCOUTQ = 0x5411
+# Fields of struct tcp_info (linux/uapi/linux/tcp.h): byte offset and format.
+# Times are in microseconds, rates in bytes per second.
+TCP_INFO_FIELDS = {
+    "snd_mss": (16, "I"), "unacked": (24, "I"), "rtt": (68, "I"), "snd_cwnd": (80, "I"),
+    "total_retrans": (100, "I"), "bytes_acked": (120, "Q"), "min_rtt": (148, "I"),
+    "delivery_rate": (160, "Q"), "busy_time": (168, "Q"), "rwnd_limited": (176, "Q"),
+    "sndbuf_limited": (184, "Q"), "bytes_sent": (200, "Q"), "snd_wnd": (228, "I"),
+}
+TCP_INFO_LENGTH = 232
 
 
-def listener(port, backlog=128, rcvbuf=None):
-    server = socket.socket()
+def tcp_info(connection):
+    raw = connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LENGTH)
+    if len(raw) < TCP_INFO_LENGTH:
+        raise RuntimeError(f"TCP_INFO is {len(raw)} bytes; this kernel is too old")
+    return {name: struct.unpack_from(form, raw, offset)[0]
+            for name, (offset, form) in TCP_INFO_FIELDS.items()}
+
+
+class TcpInfoLog:
+    """Samples a socket's TCP_INFO every `every_s` while the `with` block
+    sends, and once more when all it sent is acknowledged; writes the
+    samples, each with its time since the block began, to a file of its own
+    in `directory`."""
+
+    numbers = itertools.count()
+
+    def __init__(self, connection, directory, every_s=0.05):
+        self.connection, self.directory, self.every_s = connection, directory, every_s
+        self.samples, self.done = [], threading.Event()
+
+    def __enter__(self):
+        self.started = time.monotonic()
+        self.sampler = threading.Thread(target=self.sample_until_done, daemon=True)
+        self.sampler.start()
+        return self
+
+    def sample_until_done(self):
+        while not self.done.wait(self.every_s):
+            self.sample()
+
+    def sample(self):
+        try:
+            self.samples.append({"t": round(time.monotonic() - self.started, 4),
+                                 **tcp_info(self.connection)})
+        except OSError:
+            pass  # the peer closed; the samples so far stand
+
+    def __exit__(self, *failure):
+        wait_until_acknowledged(self.connection, timeout_s=30)
+        self.done.set()
+        self.sampler.join()
+        self.sample()
+        name = f"{os.getpid()}-{next(self.numbers)}.json"
+        with open(os.path.join(self.directory, name), "w") as out:
+            json.dump({"samples": self.samples}, out)
+
+
+def logging_tcp_info(connection, directory):
+    """A TcpInfoLog when a directory is given, else a block that does nothing."""
+    return TcpInfoLog(connection, directory) if directory else contextlib.nullcontext()
+
+
+def tcp_socket(args):
+    """A TCP socket with the congestion control asked for, if any (root may
+    pick any the kernel has; a namespace's default can only be one the host
+    allows)."""
+    connection = socket.socket()
+    if args.congestion:
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, args.congestion.encode())
+    return connection
+
+
+def listener(args, backlog=128, rcvbuf=None):
+    """A listening socket on args.port; accepted connections inherit its
+    congestion control."""
+    server = tcp_socket(args)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if rcvbuf:
         server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    server.bind(("0.0.0.0", port))
+    server.bind(("0.0.0.0", args.port))
     server.listen(backlog)
     return server
 
@@ -49,6 +131,12 @@ def read_request(connection, size):
 def serve_requests(connection, args, started):
     if args.nodelay:
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    with logging_tcp_info(connection, args.tcp_info):
+        answer_requests(connection, args, started)
+    connection.close()
+
+
+def answer_requests(connection, args, started):
     chunks = [int(c) for c in args.chunks.split(",")]
     served = 0
     while args.close_after == 0 or served < args.close_after:
@@ -64,11 +152,10 @@ def serve_requests(connection, args, started):
             if index:
                 time.sleep(args.chunk_pause_ms / 1000)
             connection.sendall(b"r" * size)
-    connection.close()
 
 
 def rr_server(args):
-    server = listener(args.port)
+    server = listener(args)
     started = time.monotonic()
     while True:
         connection, _ = server.accept()
@@ -87,18 +174,24 @@ def rr_client(args):
 
 def rr_client_connections(args, delay_ms=0.0):
     time.sleep(delay_ms / 1000)
+    ends = time.monotonic() + (args.duration_s or float("inf"))
     response_size = sum(int(c) for c in args.chunks.split(","))
     pieces = [int(p) for p in args.pieces.split(",")]
     for _ in range(args.connections):
+        connection = tcp_socket(args)
+        connection.settimeout(args.connect_timeout)
         try:
-            connection = socket.create_connection((args.server, args.port),
-                                                  timeout=args.connect_timeout)
+            connection.connect((args.server, args.port))
         except OSError:
+            connection.close()
             continue
         connection.settimeout(30)
         if args.nodelay:
             connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        time.sleep(args.first_request_delay_ms / 1000)
         for _ in range(args.requests):
+            if time.monotonic() >= ends:
+                break
             for piece in pieces:
                 connection.sendall(b"q" * piece)
             if read_request(connection, response_size) is None:
@@ -139,7 +232,7 @@ class Pool:
 
 
 def front(args):
-    server = listener(args.port)
+    server = listener(args)
     pool = Pool((args.back, args.back_port), args.pool_size)
     response_size = sum(int(c) for c in args.chunks.split(","))
 
@@ -158,63 +251,87 @@ def front(args):
 
 
 def sink(args):
-    server = listener(args.port, rcvbuf=args.rcvbuf)
+    server = listener(args, rcvbuf=args.rcvbuf)
     while True:
         connection, _ = server.accept()
-        if args.rcvlowat:
-            # Reads wait for this much data, as an application reading whole records would.
-            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, args.rcvlowat)
-        while connection.recv(args.read_size):
-            time.sleep(args.read_pause_ms / 1000)
-        connection.close()
+        threading.Thread(target=receive_bulk, args=(connection, args), daemon=True).start()
 
 
 def source(args):
-    server = listener(args.port)
+    server = listener(args)
     while True:
         connection, _ = server.accept()
-        if args.sndbuf:
-            connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, args.sndbuf)
-        connection.sendall(b"d" * args.bytes)
-        connection.close()
+        threading.Thread(target=send_bulk, args=(connection, args), daemon=True).start()
 
 
 def upload(args):
-    connection = socket.socket()
+    connection = tcp_socket(args)
     if args.rcvbuf:
         connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
+    connection.connect((args.server, args.port))
+    send_bulk(connection, args)
+
+
+def download(args):
+    connection = tcp_socket(args)
+    if args.rcvbuf:
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
+    connection.connect((args.server, args.port))
+    receive_bulk(connection, args)
+
+
+def send_bulk(connection, args):
+    """Writes `bytes` in writes of `write_size`, optionally paced (one write
+    every `pace_ms`) or each waiting until the peer has acknowledged all,
+    then closes once the peer has."""
     if args.sndbuf:
         connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, args.sndbuf)
-    connection.connect((args.server, args.port))
-    write = b"u" * args.write_size
-    for _ in range(args.bytes // args.write_size):
-        connection.sendall(write)
-        if args.wait_acked:
-            wait_until_acknowledged(connection)
+    if args.nodelay:
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    writes = [args.write_size] * (args.bytes // args.write_size)
+    if args.bytes % args.write_size:
+        writes.append(args.bytes % args.write_size)
+    with logging_tcp_info(connection, args.tcp_info):
+        started = time.monotonic()
+        for index, size in enumerate(writes):
+            time.sleep(max(0.0, started + index * args.pace_ms / 1000 - time.monotonic()))
+            connection.sendall(b"u" * size)
+            if args.wait_acked:
+                wait_until_acknowledged(connection)
     connection.shutdown(socket.SHUT_WR)
     connection.recv(1)
     connection.close()
 
 
-def wait_until_acknowledged(connection):
-    """Like a send-and-wait application: the next write only once the peer
-    has acknowledged everything sent."""
-    while struct.unpack("i", fcntl.ioctl(connection.fileno(), TIOCOUTQ, b"\0" * 4))[0]:
-        time.sleep(0.0002)
-
-
-def download(args):
-    connection = socket.socket()
-    if args.rcvbuf:
-        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
-    connection.connect((args.server, args.port))
-    while connection.recv(65536):
+def receive_bulk(connection, args):
+    """Reads to the end, `read_size` at a time with a pause after each read,
+    optionally only once `rcvlowat` bytes are there (whole records), or
+    asking for an immediate ACK after each read."""
+    if args.rcvlowat:
+        # Reads wait for this much data, as an application reading whole records would.
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, args.rcvlowat)
+    while True:
+        if args.quickack:
+            # Not sticky: Linux leaves quick-ACK mode again on its own.
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+        if not connection.recv(args.read_size):
+            break
         time.sleep(args.read_pause_ms / 1000)
     connection.close()
 
 
+def wait_until_acknowledged(connection, timeout_s=None):
+    """Like a send-and-wait application: the next write only once the peer
+    has acknowledged everything sent."""
+    gives_up = time.monotonic() + (timeout_s or float("inf"))
+    while struct.unpack("i", fcntl.ioctl(connection.fileno(), TIOCOUTQ, b"\0" * 4))[0]:
+        if time.monotonic() > gives_up:
+            return
+        time.sleep(0.0002)
+
+
 def slow_accept(args):
-    server = listener(args.port, backlog=args.backlog)
+    server = listener(args, backlog=args.backlog)
     started = time.monotonic()
     while True:
         time.sleep(args.accept_every_s)
@@ -241,6 +358,10 @@ def main():
     parser.add_argument("--read-to-close", type=int, default=0,
                         help="the client closes only after the server has")
     parser.add_argument("--client-think-ms", type=float, default=0)
+    parser.add_argument("--first-request-delay-ms", type=float, default=0,
+                        help="the client's wait between connecting and its first request")
+    parser.add_argument("--duration-s", type=float, default=0,
+                        help="the client sends no new request after this long")
     parser.add_argument("--between-connections-ms", type=float, default=0)
     parser.add_argument("--parallel", type=int, default=1, help="client connections at once")
     parser.add_argument("--stagger-ms", type=float, default=0, help="delay between parallel starts")
@@ -256,9 +377,16 @@ def main():
     parser.add_argument("--read-size", type=int, default=65536)
     parser.add_argument("--rcvlowat", type=int, default=0, help="bytes the sink's reads wait for")
     parser.add_argument("--read-pause-ms", type=float, default=0)
+    parser.add_argument("--quickack", type=int, default=0,
+                        help="the reader asks for an immediate ACK before each read")
     parser.add_argument("--bytes", type=int, default=1_000_000)
     parser.add_argument("--write-size", type=int, default=65536)
     parser.add_argument("--wait-acked", type=int, default=0, help="each write waits until all is ACKed")
+    parser.add_argument("--pace-ms", type=float, default=0, help="one bulk write every so often")
+    parser.add_argument("--congestion", default="",
+                        help="the sockets' congestion control (cubic, reno, bbr...)")
+    parser.add_argument("--tcp-info", default="",
+                        help="a directory for each sending connection's TCP_INFO samples")
     parser.add_argument("--backlog", type=int, default=1)
     parser.add_argument("--accept-every-s", type=float, default=1.0)
     args = parser.parse_args()

@@ -9,11 +9,22 @@ import time
 
 from wire import Wire
 
-CLIENT_NS, SERVER_NS, BACK_NS = "twlab-client", "twlab-server", "twlab-back"
-CLIENT_TAP, SERVER_TAP = "twlab-tc", "twlab-ts"
 CLIENT_IP, SERVER_IP = "10.77.0.1", "10.77.0.2"
 # The back tier hangs off the server on a plain veth pair: its link is not under test.
 SERVER_BACK_IP, BACK_IP = "10.77.1.1", "10.77.1.2"
+
+
+class Names:
+    """The namespaces and interfaces of one lab, all under one prefix, so
+    that two labs with different prefixes can run side by side."""
+
+    def __init__(self, prefix="twlab"):
+        if len(prefix) > 12:
+            raise ValueError(f"prefix {prefix!r}: interface names must stay within 15 characters")
+        self.client_ns, self.server_ns = f"{prefix}-client", f"{prefix}-server"
+        self.back_ns = f"{prefix}-back"
+        self.client_tap, self.server_tap = f"{prefix}-tc", f"{prefix}-ts"
+        self.server_veth, self.back_veth = f"{prefix}-vs", f"{prefix}-vb"
 
 
 def sh(*command, check=True):
@@ -24,29 +35,31 @@ def in_ns(ns, *command):
     return ["ip", "netns", "exec", ns, *command]
 
 
-def remove_hosts():
-    for ns in (CLIENT_NS, SERVER_NS, BACK_NS):
+def remove_hosts(names):
+    for ns in (names.client_ns, names.server_ns, names.back_ns):
         sh("ip", "netns", "del", ns, check=False)
 
 
 @contextlib.contextmanager
 def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sysctls=None,
-          back_tier=False):
+          client_initcwnd=None, server_initcwnd=None, back_tier=False, prefix="twlab"):
     """Two hosts with a wire between them, and optionally a back-tier host
     behind the server; yields the running wire. Everything is removed on
     the way out, whatever the reason."""
-    remove_hosts()
+    names = Names(prefix)
+    remove_hosts(names)
     wire, relay, stop = None, None, threading.Event()
     try:
-        for ns in (CLIENT_NS, SERVER_NS):
+        for ns in (names.client_ns, names.server_ns):
             sh("ip", "netns", "add", ns)
             sh("ip", "-n", ns, "link", "set", "lo", "up")
-        wire = Wire(CLIENT_TAP, SERVER_TAP, delay_ms=delay_ms, rate_mbit=rate_mbit, drops=drops)
-        wire.move_into(CLIENT_NS, SERVER_NS)
-        add_address(CLIENT_NS, CLIENT_TAP, CLIENT_IP, client_sysctls)
-        add_address(SERVER_NS, SERVER_TAP, SERVER_IP, server_sysctls)
+        wire = Wire(names.client_tap, names.server_tap, delay_ms=delay_ms, rate_mbit=rate_mbit,
+                    drops=drops)
+        wire.move_into(names.client_ns, names.server_ns)
+        add_address(names.client_ns, names.client_tap, CLIENT_IP, client_sysctls, client_initcwnd)
+        add_address(names.server_ns, names.server_tap, SERVER_IP, server_sysctls, server_initcwnd)
         if back_tier:
-            add_back_tier()
+            add_back_tier(names)
         relay = threading.Thread(target=wire.run, args=(stop,), daemon=True)
         relay.start()
         yield wire
@@ -56,12 +69,16 @@ def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sy
             relay.join()
         if wire:
             wire.close()
-        remove_hosts()
+        remove_hosts(names)
 
 
-def add_address(ns, tap, ip, sysctls):
+def add_address(ns, tap, ip, sysctls, initcwnd=None):
     sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", tap)
     sh("ip", "-n", ns, "link", "set", tap, "up")
+    if initcwnd:
+        subnet = ip.rsplit(".", 1)[0] + ".0/24"
+        sh("ip", "-n", ns, "route", "replace", subnet, "dev", tap, "src", ip,
+           "initcwnd", str(initcwnd))
     for key, value in (sysctls or {}).items():
         if os.path.exists("/proc/sys/" + key.replace(".", "/")):
             sh(*in_ns(ns, "sysctl", "-qw", f"{key}={value}"))
@@ -69,12 +86,13 @@ def add_address(ns, tap, ip, sysctls):
             print(f"  (this kernel has no {key}; left as it is)")
 
 
-def add_back_tier():
-    sh("ip", "netns", "add", BACK_NS)
-    sh("ip", "-n", BACK_NS, "link", "set", "lo", "up")
-    sh("ip", "link", "add", "twlab-vs", "netns", SERVER_NS, "type", "veth",
-       "peer", "name", "twlab-vb", "netns", BACK_NS)
-    for ns, device, ip in ((SERVER_NS, "twlab-vs", SERVER_BACK_IP), (BACK_NS, "twlab-vb", BACK_IP)):
+def add_back_tier(names):
+    sh("ip", "netns", "add", names.back_ns)
+    sh("ip", "-n", names.back_ns, "link", "set", "lo", "up")
+    sh("ip", "link", "add", names.server_veth, "netns", names.server_ns, "type", "veth",
+       "peer", "name", names.back_veth, "netns", names.back_ns)
+    for ns, device, ip in ((names.server_ns, names.server_veth, SERVER_BACK_IP),
+                           (names.back_ns, names.back_veth, BACK_IP)):
         sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", device)
         sh("ip", "-n", ns, "link", "set", device, "up")
         sh(*in_ns(ns, "ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"), check=False)
@@ -98,12 +116,14 @@ def running(ns, *command):
 
 
 @contextlib.contextmanager
-def recording(points, path_for, snaplen=128):
+def recording(points, path_for, snaplen=128, prefix="twlab"):
     """tcpdump on the chosen capture points: "client" and "server" are the
     two ends of the wire, "server-any" every interface of the server (its
     front and back tier sides). Yields nothing."""
-    taps = {"client": (CLIENT_NS, CLIENT_TAP), "server": (SERVER_NS, SERVER_TAP),
-            "server-any": (SERVER_NS, "any")}
+    names = Names(prefix)
+    taps = {"client": (names.client_ns, names.client_tap),
+            "server": (names.server_ns, names.server_tap),
+            "server-any": (names.server_ns, "any")}
     processes = []
     for point in points:
         ns, tap = taps[point]

@@ -12,7 +12,7 @@ FIELDS = [
     "tcp.stream", "tcp.flags.syn", "tcp.flags.ack", "tcp.flags.fin", "tcp.flags.reset",
     "tcp.seq", "tcp.ack", "tcp.len", "tcp.window_size", "tcp.analysis.retransmission",
     "tcp.analysis.lost_segment", "tcp.analysis.zero_window", "tcp.analysis.out_of_order",
-    "tcp.analysis.bytes_in_flight",
+    "tcp.analysis.bytes_in_flight", "tcp.analysis.fast_retransmission", "tcp.analysis.ack_rtt",
 ]
 
 
@@ -25,7 +25,8 @@ class Packet:
 
     def __init__(self, cells):
         (frame, time, self.src, sport, dport, stream, syn, ack, fin, rst, seq, ack_number,
-         length, window, retransmission, lost, zero_window, out_of_order, in_flight) = cells
+         length, window, retransmission, lost, zero_window, out_of_order, in_flight,
+         fast_retransmission, ack_rtt) = cells
         self.frame, self.time, self.stream = int(frame), float(time), int(stream)
         self.sport, self.dport = int(sport), int(dport)
         self.syn, self.ack_flag, self.fin, self.rst = flag(syn), flag(ack), flag(fin), flag(rst)
@@ -34,6 +35,12 @@ class Packet:
         self.retransmission, self.lost = bool(retransmission), bool(lost)
         self.zero_window, self.out_of_order = bool(zero_window), bool(out_of_order)
         self.in_flight = int(in_flight or 0)
+        self.fast_retransmission = bool(fast_retransmission)
+        self.ack_rtt_ms = float(ack_rtt) * 1000 if ack_rtt else None
+
+    @property
+    def end(self):
+        return self.seq + self.len
 
 
 def packets(path):
@@ -185,3 +192,136 @@ def time_wait_reuses_ms(pkts, server_ip):
 
 def largest_segment(pkts):
     return max((p.len for p in pkts), default=0)
+
+
+def base_rtt_ms(pkts, near_ip):
+    """The path's round trip as seen from the host `near_ip`, the capture
+    being taken beside it: the quickest of its handshakes and of the RTT
+    samples of the ACKs it received. The quickest, because the relay adds
+    a few ms now and then when the machine is busy."""
+    samples = [sum(handshake_rtt_split_ms(segments)) for segments in by_stream(pkts).values()
+               if any(p.syn and not p.ack_flag for p in segments)
+               and any(p.syn and p.ack_flag for p in segments)]
+    samples += [ms for _, ms in ack_rtts_ms([p for p in pkts if p.src != near_ip], None)]
+    return min(samples)
+
+
+def handshake_rtt_split_ms(pkts):
+    """The round trip of the first handshake split at the capture point:
+    (to the server and back: SYN to SYN-ACK, to the client and back:
+    SYN-ACK to the client's ACK). At the client the first is the whole RTT."""
+    syn = next(p for p in pkts if p.syn and not p.ack_flag)
+    syn_ack = next(p for p in pkts if p.syn and p.ack_flag and p.stream == syn.stream)
+    ack = next(p for p in pkts if p.stream == syn.stream and p.ack_flag and not p.syn
+               and p.time >= syn_ack.time and p.src == syn.src)
+    return (syn_ack.time - syn.time) * 1000, (ack.time - syn_ack.time) * 1000
+
+
+def ack_waits_ms(pkts, sender_ip, pause_ms):
+    """For each pause of at least `pause_ms` between two data segments
+    `sender_ip` sends in one connection with no data from the peer between
+    them: (ms from the last segment before the pause to the peer's first ACK
+    covering it, ms from that ACK to the sender's next segment), both None
+    when no such ACK came before the resume."""
+    waits = []
+    for segments in by_stream(pkts).values():
+        last = None
+        for index, p in enumerate(segments):
+            if p.len == 0 or is_resent(p):
+                continue
+            if p.src != sender_ip:
+                last = None
+                continue
+            if last is not None and (p.time - segments[last].time) * 1000 >= pause_ms:
+                waits.append(ack_wait_ms(segments[last:index + 1], sender_ip))
+            last = index
+    return waits
+
+
+def ack_wait_ms(pause, sender_ip):
+    held, resumed = pause[0], pause[-1]
+    ack = next((a for a in pause if a.src != sender_ip and a.ack_flag and a.ack >= held.end), None)
+    if ack is None:
+        return None, None
+    return (ack.time - held.time) * 1000, (resumed.time - ack.time) * 1000
+
+
+def is_resent(p):
+    """Data sent again: Wireshark calls a resend out-of-order rather than a
+    retransmission when it follows new data within an RTT, and the lab's
+    wire never reorders."""
+    return p.len > 0 and (p.retransmission or p.out_of_order)
+
+
+def retransmitted(pkts, src_ip):
+    """Data segments `src_ip` sent again."""
+    return [p for p in pkts if p.src == src_ip and is_resent(p)]
+
+
+def silence_before_ms(pkts, sender_ip):
+    """For each segment `sender_ip` sent again: how long it had sent nothing
+    in that connection before. A resend after duplicate ACKs comes while data
+    still flows; one after a timer, after a silence."""
+    silences = []
+    for segments in by_stream(pkts).values():
+        previous = None
+        for p in segments:
+            if p.src != sender_ip:
+                continue
+            if is_resent(p) and previous is not None:
+                silences.append((p.time - previous.time) * 1000)
+            previous = p
+    return silences
+
+
+def segments_by_length(pkts, src_ip):
+    return sorted({p.len for p in data_from(pkts, src_ip)})
+
+
+def ack_rtts_ms(pkts, acker_ip):
+    """Wireshark's RTT samples: the time from data to the ACK `acker_ip`
+    (anyone when None) sent for it, as (time, ms)."""
+    return [(p.time, p.ack_rtt_ms) for p in pkts
+            if acker_ip in (None, p.src) and p.ack_rtt_ms is not None]
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
+
+
+def zero_window_count(pkts, receiver_ip):
+    return sum(1 for p in pkts if p.src == receiver_ip and p.zero_window)
+
+
+def throughput_by_stream(pkts, src_ip):
+    """{stream: new payload bytes per second from its first data segment to its last}."""
+    return {stream: throughput_bytes_per_s(segments, src_ip)
+            for stream, segments in by_stream(pkts).items()
+            if len(data_from(segments, src_ip)) >= 2}
+
+
+def transfer_span_s(pkts, src_ip):
+    data = data_from(pkts, src_ip)
+    return data[-1].time - data[0].time if len(data) >= 2 else 0.0
+
+
+def exchanges(pkts, client_ip):
+    """Requests (runs of client data after server data or a handshake) and
+    the times they began, per stream: [(stream, request time, response end)]."""
+    found = []
+    for stream, segments in by_stream(pkts).items():
+        request, response_end, previous = None, None, None
+        for p in segments:
+            if p.len == 0:
+                continue
+            if p.src == client_ip and previous != client_ip:
+                if request is not None:
+                    found.append((stream, request, response_end))
+                request, response_end = p.time, None
+            elif p.src != client_ip:
+                response_end = p.time
+            previous = p.src
+        if request is not None:
+            found.append((stream, request, response_end))
+    return found

@@ -21,8 +21,7 @@ import time
 import traceback
 
 import measure
-from hosts import (BACK_IP, BACK_NS, CLIENT_IP, CLIENT_NS, SERVER_IP, SERVER_NS, hosts, in_ns,
-                   recording, running)
+from hosts import BACK_IP, CLIENT_IP, SERVER_IP, Names, hosts, in_ns, recording, running
 from wire import DropRule
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,6 +30,7 @@ APPS = ["python3", os.path.join(HERE, "apps.py")]
 MSS = 1448  # 1500-byte MTU less IP and TCP headers and timestamps
 MAX_CAPTURE_BYTES = 2_000_000
 SNAPLEN = 128
+NAMES = Names("twlab")
 
 
 @dataclasses.dataclass
@@ -82,10 +82,10 @@ class Lab:
                  + ".tmp" for point in setup.points}
         self.staged = list(paths.values())
         with hosts(**setup.hosts_options()):
-            with running(SERVER_NS, *APPS, *setup.server, "--port", str(setup.port)):
+            with running(NAMES.server_ns, *APPS, *setup.server, "--port", str(setup.port)):
                 with recording(setup.points, paths.get, SNAPLEN):
                     if setup.back:
-                        with running(BACK_NS, *APPS, *setup.back):
+                        with running(NAMES.back_ns, *APPS, *setup.back):
                             run_client(setup)
                     else:
                         run_client(setup)
@@ -141,7 +141,7 @@ def near(value, target, tolerance=0.1):
 
 
 def run_client(setup):
-    subprocess.run(in_ns(CLIENT_NS, *APPS, *setup.client, "--server", SERVER_IP,
+    subprocess.run(in_ns(NAMES.client_ns, *APPS, *setup.client, "--server", SERVER_IP,
                          "--port", str(setup.port)),
                    timeout=60, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

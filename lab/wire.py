@@ -42,7 +42,7 @@ class Frame:
     def __init__(self, data):
         self.tcp_flags = None
         self.payload_len = 0
-        self.dst_port = None
+        self.src_port = self.dst_port = self.seq = None
         if len(data) < 34 or struct.unpack("!H", data[12:14])[0] != ETHERTYPE_IPV4:
             return
         ihl = (data[14] & 0x0F) * 4
@@ -51,7 +51,7 @@ class Frame:
             return
         tcp = 14 + ihl
         self.tcp_flags = data[tcp + 13]
-        self.dst_port = struct.unpack("!H", data[tcp + 2:tcp + 4])[0]
+        self.src_port, self.dst_port, self.seq = struct.unpack("!HHI", data[tcp:tcp + 8])
         self.payload_len = total - ihl - (data[tcp + 12] >> 4) * 4
 
     def is_syn(self):
@@ -64,14 +64,17 @@ class Frame:
 class DropRule:
     """Which frames the wire loses. Directions are "c2s" and "s2c".
 
-    kind: "random" (probability), "window" (burst_s of every period_s),
-    "syn" / "syn_ack" (every SYN or SYN-ACK, up to count), "nth_data"
-    (the nth data segment, counting from 1). `port` limits a rule to
-    frames sent to that TCP port.
+    kind: "random" (any TCP frame), "window" (data during burst_s of every
+    period_s), "syn" / "syn_ack" (SYNs or SYN-ACKs), "nth_data" (the nth
+    data segment, counting from 1), "length" (the first copy of each data
+    segment of exactly `length` bytes, as the odd last segment of messages
+    of k full segments and `length` bytes more). A frame of the kind is
+    dropped with `probability` (always when None), up to `count` drops.
+    `port` limits a rule to the connections of that TCP port.
     """
 
-    def __init__(self, kind, direction=None, probability=0.0, period_s=0.0,
-                 burst_s=0.0, count=None, nth=0, port=None, seed=1):
+    def __init__(self, kind, direction=None, probability=None, period_s=0.0,
+                 burst_s=0.0, count=None, nth=0, length=0, port=None, seed=1):
         self.kind = kind
         self.direction = direction
         self.probability = probability
@@ -79,46 +82,62 @@ class DropRule:
         self.burst_s = burst_s
         self.count = count
         self.nth = nth
+        self.length = length
         self.port = port
         self.random = random.Random(seed)
         self.seen_data = 0
+        self.seen_segments = set()
         self.dropped = 0
 
     def drops(self, frame, direction, elapsed_s):
         if self.direction and direction != self.direction:
             return False
-        if self.port is not None and frame.dst_port != self.port:
+        if self.port is not None and self.port not in (frame.src_port, frame.dst_port):
             return False
         if self.count is not None and self.dropped >= self.count:
             return False
-        hit = False
-        if self.kind == "random":
-            hit = frame.tcp_flags is not None and self.random.random() < self.probability
-        elif self.kind == "window":
-            hit = frame.payload_len > 0 and elapsed_s % self.period_s < self.burst_s
-        elif self.kind == "syn":
-            hit = frame.is_syn()
-        elif self.kind == "syn_ack":
-            hit = frame.is_syn_ack()
-        elif self.kind == "nth_data" and frame.payload_len > 0:
-            self.seen_data += 1
-            hit = self.seen_data == self.nth
+        hit = self.is_of_kind(frame, elapsed_s) and (
+            self.probability is None or self.random.random() < self.probability)
         self.dropped += hit
         return hit
+
+    def is_of_kind(self, frame, elapsed_s):
+        if frame.tcp_flags is None:
+            return False
+        if self.kind == "random":
+            return True
+        if self.kind == "window":
+            return frame.payload_len > 0 and elapsed_s % self.period_s < self.burst_s
+        if self.kind == "syn":
+            return frame.is_syn()
+        if self.kind == "syn_ack":
+            return frame.is_syn_ack()
+        if self.kind == "nth_data" and frame.payload_len > 0:
+            self.seen_data += 1
+            return self.seen_data == self.nth
+        if self.kind == "length" and frame.payload_len == self.length:
+            segment = (frame.src_port, frame.seq)
+            first_copy = segment not in self.seen_segments
+            self.seen_segments.add(segment)
+            return first_copy
+        return False
 
     def describe(self):
         """The rule in words, for the manifest."""
         what = {
-            "random": f"{self.probability:.0%} of packets at random",
+            "random": "packets at random",
             "window": f"data {self.burst_s:g} s of every {self.period_s:g} s",
             "syn": "SYNs",
             "syn_ack": "SYN-ACKs",
             "nth_data": f"data segment number {self.nth}",
+            "length": f"first copies of {self.length}-byte data segments",
         }[self.kind]
+        if self.probability is not None:
+            what = f"{self.probability * 100:.3g}% of {what}"
         if self.count is not None:
-            what = f"the first {self.count} {what}"
+            what = f"{what}, {self.count} at most"
         if self.port is not None:
-            what += f" to port {self.port}"
+            what += f" on port {self.port}"
         if self.direction:
             what += {"c2s": ", client to server", "s2c": ", server to client"}[self.direction]
         return what
