@@ -85,6 +85,8 @@ pub struct Inputs<'a> {
     pub evidence: &'a Evidence,
     /// The capture's per-tick series (retransmissions, throughput, connections).
     pub ticks: &'a [Tick],
+    /// Handshakes that never completed, per server.
+    pub unanswered_syns: &'a [tcp::UnansweredSyns],
 }
 
 impl Inputs<'_> {

@@ -14,6 +14,7 @@ mod event;
 mod rtt;
 mod seq;
 mod summary;
+mod syn_flood;
 mod tracker;
 mod view;
 
@@ -22,5 +23,6 @@ pub use summary::{
     AckClockStats, Close, CloseHow, ConnState, ConnectionSummary, DirectionSummary, Handshake,
     PathRtt, Retransmissions, Role, RttStats, SynOptions, WindowStats,
 };
-pub use tracker::Tracker;
+pub use syn_flood::{SynAttempt, UnansweredSyns};
+pub use tracker::{Departed, Tracked, Tracker, Trimmed};
 pub use view::SegmentView;

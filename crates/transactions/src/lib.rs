@@ -214,6 +214,27 @@ impl Builder {
         }
     }
 
+    /// Drops the transactions of connections that will be listed nowhere,
+    /// handing each to `dropped` first.
+    pub fn forget(
+        &mut self,
+        connections: &rustc_hash::FxHashSet<u64>,
+        mut dropped: impl FnMut(&Transaction),
+    ) {
+        for &connection in connections {
+            if let Some(open) = self.connections.remove(&connection).and_then(|t| t.open) {
+                dropped(&open.close(connection, None).0);
+            }
+        }
+        self.done.retain(|(transaction, _)| {
+            let keep = !connections.contains(&transaction.connection);
+            if !keep {
+                dropped(transaction);
+            }
+            keep
+        });
+    }
+
     /// Every transaction, in the order each began, with its latency split
     /// by the figures of its connection.
     pub fn finish(mut self, connections: &[ConnectionSummary]) -> Vec<Transaction> {

@@ -12,6 +12,7 @@ mod rate_limit;
 mod server;
 mod setup;
 mod small_writes;
+mod syn_flood;
 mod window;
 
 use tcp::ConnectionSummary;
@@ -59,6 +60,7 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         chattiness::chattiness(inputs),
         server::periodic_stalls(&server_inputs),
         small_writes::small_writes(inputs),
+        syn_flood::syn_flood(inputs),
     ]
     .into_iter()
     .flatten()
@@ -118,9 +120,15 @@ pub(crate) fn rtt_ms(connection: &ConnectionSummary) -> f64 {
 }
 
 pub(crate) fn connection_by_id<'a>(inputs: &Inputs<'a>, id: u64) -> Option<&'a ConnectionSummary> {
-    // Connections are listed by id; the lookup falls back to a search if not.
+    // Connections are listed by id, which skips those the memory budget left unlisted.
     let direct = inputs.connections.get(id as usize).filter(|c| c.id == id);
-    direct.or_else(|| inputs.connections.iter().find(|c| c.id == id))
+    direct.or_else(|| {
+        let index = inputs
+            .connections
+            .binary_search_by_key(&id, |c| c.id)
+            .ok()?;
+        Some(&inputs.connections[index])
+    })
 }
 
 pub(crate) fn distinct_connections(ids: impl Iterator<Item = u64>) -> u64 {
