@@ -32,7 +32,7 @@ const LIVE_EXTRA_BYTES: u64 = 600;
 /// What a kept summary costs beyond its inline size: its history and retries.
 const SUMMARY_EXTRA_BYTES: u64 = 64;
 /// Live connections always allowed, however small the budget.
-const MIN_LIVE_CONNECTIONS: usize = 1024;
+const MIN_LIVE_CONNECTIONS: usize = 64;
 
 /// Shares of the budget summaries may fill: bare handshake attempts are
 /// listed up to the first, uneventful connections up to the second, any
@@ -279,19 +279,20 @@ impl Tracker {
         if excess == 0 {
             return;
         }
-        let mut candidates: Vec<(bool, i64, u64)> = self
+        // The first to leave: those that lose nothing by it, then the longest silent.
+        let mut order: Vec<(bool, i64, u64)> = self
             .slots
             .iter()
             .flatten()
-            .map(|c| (!(c.is_closed() || c.is_bare_attempt()), c.last_ns, c.id))
+            .map(|c| (!leaves_freely(c), c.last_ns, c.id))
             .collect();
-        let (first, nth, _) = candidates.select_nth_unstable(excess - 1);
-        let mut leaving: rustc_hash::FxHashSet<u64> = first.iter().map(|&(_, _, id)| id).collect();
-        leaving.insert(nth.2);
+        order.select_nth_unstable(excess - 1);
+        let leaving: rustc_hash::FxHashSet<u64> =
+            order[..excess].iter().map(|&(_, _, id)| id).collect();
         let mut early = 0;
         self.retire_where(|connection| {
             let leaves = leaving.contains(&connection.id);
-            early += u64::from(leaves && !(connection.is_closed() || connection.is_bare_attempt()));
+            early += u64::from(leaves && !leaves_freely(connection));
             leaves
         });
         self.trimmed.retired_early += early;
@@ -382,6 +383,11 @@ fn merge_by_id(
     }
     all.extend(retired);
     all
+}
+
+/// Closed connections and bare handshake attempts lose nothing by retiring early.
+fn leaves_freely(connection: &Connection) -> bool {
+    connection.is_closed() || connection.is_bare_attempt()
 }
 
 /// Whether a connection shows trouble worth keeping its summary for.

@@ -349,6 +349,36 @@ fn a_syn_flood_past_the_memory_budget_is_one_finding_and_says_what_was_left_out(
     assert!(lines.iter().any(|l| l["kind"] == "syn_flood"));
 }
 
+/// A pcap file of `frames` frames of a link type tcpwhy does not read (147, a private one).
+fn unsupported_link_capture(path: &Path, frames: u32) {
+    let mut file = Vec::new();
+    for field in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 147] {
+        file.extend(field.to_le_bytes());
+    }
+    for n in 0..frames {
+        for field in [1_767_225_600 + n, 0, 40, 40] {
+            file.extend(field.to_le_bytes());
+        }
+        file.extend([0x45; 40]);
+    }
+    std::fs::write(path, file).unwrap();
+}
+
+#[test]
+fn a_capture_with_no_readable_frame_says_what_it_skipped() {
+    let dir = scratch("unreadable");
+    let capture = dir.join("private-link.pcap");
+    unsupported_link_capture(&capture, 3);
+    let output = tcpwhy(&["diagnose", text(&capture), "--quiet"]);
+    assert!(output.status.success(), "{output:?}");
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        table.contains("none of the 3 frames held a TCP segment")
+            && table.contains("3 of an unsupported link type"),
+        "{table}"
+    );
+}
+
 #[test]
 fn the_output_path_is_checked_before_the_input_is_read() {
     // Standard input that never ends: only a check made first can answer.
