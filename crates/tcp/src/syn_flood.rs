@@ -16,7 +16,7 @@ const MAX_SERVERS: usize = 65_536;
 const EXAMPLES: usize = 5;
 /// Distinct sources are counted exactly up to this many, then estimated.
 const EXACT_SOURCES: usize = 64;
-/// Registers of the estimate (HyperLogLog): about 3% error for 1 kB.
+/// Registers of the estimate (HyperLogLog): a few percent off for 1 kB.
 const SKETCH_REGISTERS: usize = 1024;
 
 fn endpoint_as_text<S: Serializer>(endpoint: &Endpoint, serializer: S) -> Result<S::Ok, S::Error> {
@@ -32,7 +32,7 @@ pub struct UnansweredSyns {
     pub attempts: u64,
     /// How many of them are listed among the connections; the rest are only counted.
     pub listed: u64,
-    /// Distinct source addresses (estimated within about 3% past 64).
+    /// Distinct source addresses (estimated past 64, within a few percent).
     pub sources: u64,
     pub first_ns: i64,
     pub last_ns: i64,
