@@ -52,9 +52,14 @@ async function wheelZoom(page, id) {
   for (let i = 0; i < 8; i++) await page.mouse.wheel(0, -120);
   await page.waitForTimeout(100);
   const after = await points();
+  const selected = () => page.locator("#detail-header").textContent();
+  const selectedBefore = await selected();
   await canvas.dblclick({ position: { x: box.width * 0.3, y: box.height / 2 } });
   const reset = await points();
-  return { before, after, reset };
+  // A double-click resets the view and selects nothing, also on a point.
+  await page.waitForTimeout(400);
+  const selectionKept = (await selected()) === selectedBefore;
+  return { before, after, reset, selectionKept };
 }
 
 /** Moves the mouse over a chart on a grid until its tooltip shows; returns the tooltip's text. */
@@ -148,6 +153,7 @@ async function main() {
       }
     }
     result.zoom = await wheelZoom(page, "chart-transactions");
+    if (!result.zoom.selectionKept) failures.push("a double-click on the transaction chart selected a connection");
     if (!(result.zoom.after > 0 && result.zoom.after < result.zoom.before && result.zoom.reset === result.zoom.before)) {
       failures.push(`zooming into the transaction chart did not narrow it: ${JSON.stringify(result.zoom)}`);
     }

@@ -12,7 +12,7 @@ use std::fmt;
 pub struct Frame<'a> {
     /// 1-based position in the merged timeline (Wireshark's frame number for a single file).
     pub number: u64,
-    /// Nanoseconds since the Unix epoch.
+    /// Nanoseconds since the Unix epoch, within [`EARLIEST_TIMESTAMP_NS`]`..=`[`LATEST_TIMESTAMP_NS`].
     pub timestamp_ns: i64,
     /// LINKTYPE_* value from the tcpdump.org registry (1 = Ethernet, 113 = SLL, ...).
     pub link_type: u32,
@@ -23,6 +23,12 @@ pub struct Frame<'a> {
     /// Index of the input file this frame came from.
     pub source: usize,
 }
+
+/// The earliest and latest times a frame can carry (-2^61 and 2^62 ns: in
+/// 1896 and 2116); a timestamp outside is clamped to them. Within that range
+/// any two times differ by less than an `i64` holds, so no later stage overflows.
+pub const EARLIEST_TIMESTAMP_NS: i64 = -(1 << 61);
+pub const LATEST_TIMESTAMP_NS: i64 = 1 << 62;
 
 /// A capture that cannot be read further: names the file and the byte offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +56,7 @@ mod pcap;
 mod pcapng;
 #[cfg(test)]
 mod tests;
+mod unzstd;
 
 pub use merge::MergedReader;
 pub use pager::MapAhead;
@@ -251,7 +258,7 @@ impl CaptureReader {
         let source: Box<dyn Read + Send> = if is_gzip {
             Box::new(flate2::bufread::MultiGzDecoder::new(compressed))
         } else {
-            Box::new(zstd::stream::read::Decoder::with_buffer(compressed)?)
+            Box::new(unzstd::Unzstd::new(compressed)?)
         };
         self.buffer = StreamBuffer::new(source);
         Ok(())

@@ -30,6 +30,8 @@ const MAX_BLOCK_LEN: usize = 16 << 20;
 const BYTE_ORDER_MAGIC_AT: usize = BLOCK_HEADER_LEN;
 const BYTE_ORDER_MAGIC: u32 = 0x1a2b_3c4d;
 const MIN_SECTION_HEADER_LEN: usize = MIN_BLOCK_LEN + 16;
+/// In the section header's body, after the byte-order magic; the minor follows.
+const SECTION_MAJOR_VERSION_AT: usize = 4;
 
 /// Interface description body: link type, reserved, snaplen, options.
 const IDB_LINK_TYPE_AT: usize = 0;
@@ -213,6 +215,7 @@ impl Pcapng {
     ) -> Result<Option<Pending>, ReadError> {
         let packet = match kind {
             block_type::SECTION_HEADER => {
+                self.check_version(body, block_at)?;
                 self.interfaces.clear();
                 return Ok(None);
             }
@@ -226,6 +229,25 @@ impl Pcapng {
             _ => return Ok(None),
         };
         self.packet(packet, body.len(), block_at).map(Some)
+    }
+
+    /// Only major version 1 is defined; another would be read wrongly.
+    fn check_version(&self, body: &[u8], block_at: u64) -> Result<(), ReadError> {
+        let fields = self.fields(body);
+        let (Some(major), Some(minor)) = (
+            fields.u16(SECTION_MAJOR_VERSION_AT),
+            fields.u16(SECTION_MAJOR_VERSION_AT + 2),
+        ) else {
+            return Err(ReadError::at(block_at, "truncated section header"));
+        };
+        if major != 1 {
+            let version_at = block_at + (BLOCK_HEADER_LEN + SECTION_MAJOR_VERSION_AT) as u64;
+            return Err(ReadError::at(
+                version_at,
+                format!("pcapng section of version {major}.{minor}, which tcpwhy cannot read (only 1.x)"),
+            ));
+        }
+        Ok(())
     }
 
     fn fields<'a>(&self, bytes: &'a [u8]) -> Fields<'a> {
@@ -384,5 +406,7 @@ fn timestamp_ns(interface: &Interface, ticks: u64) -> i64 {
     let nanos = u128::from(ticks) * NANOS_PER_SECOND as u128
         / u128::from(interface.units_per_second.max(1));
     let nanos = i64::try_from(nanos).unwrap_or(i64::MAX);
-    nanos.saturating_add(interface.offset_seconds.saturating_mul(NANOS_PER_SECOND))
+    nanos
+        .saturating_add(interface.offset_seconds.saturating_mul(NANOS_PER_SECOND))
+        .clamp(crate::EARLIEST_TIMESTAMP_NS, crate::LATEST_TIMESTAMP_NS)
 }

@@ -267,6 +267,24 @@ fn each_section_has_its_own_byte_order_and_interfaces() {
 }
 
 #[test]
+fn a_section_of_an_unknown_version_is_an_error_naming_it() {
+    let mut file = section(LITTLE);
+    file.extend(interface(LITTLE, 1, 0, None, None));
+    file.extend(enhanced(LITTLE, 0, 1_000_000, &[1; 20], 20));
+    let second_section_at = file.len() as u64;
+    let mut future = section(LITTLE);
+    future[12..14].copy_from_slice(&2u16.to_le_bytes());
+    file.extend(future);
+    file.extend(interface(LITTLE, 1, 0, None, None));
+    file.extend(enhanced(LITTLE, 0, 2_000_000, &[2; 20], 20));
+    let (frames, error) = read_until_error(file);
+    assert_eq!(frames, 1);
+    let error = error.expect("version 2 is refused");
+    assert!(error.reason.contains("version 2.0"), "{error}");
+    assert_eq!(error.offset, second_section_at + 12);
+}
+
+#[test]
 fn tsresol_in_powers_of_two_and_a_negative_offset() {
     let mut file = section(LITTLE);
     file.extend(interface(LITTLE, 1, 0, Some(0x80 | 20), Some(-100)));
@@ -492,6 +510,42 @@ fn a_corrupt_compressed_stream_is_an_error() {
     let middle = file.len() / 2;
     file[middle..middle + 64].fill(0x55);
     assert!(read_all(file).is_err());
+}
+
+/// Frames read until the end or an error, and the error.
+fn read_until_error(file: Vec<u8>) -> (usize, Option<CaptureError>) {
+    let mut reader = CaptureReader::from_reader("damaged", Cursor::new(file)).unwrap();
+    let mut frames = 0;
+    loop {
+        match reader.next_frame() {
+            Ok(Some(_)) => frames += 1,
+            Ok(None) => return (frames, None),
+            Err(error) => return (frames, Some(error)),
+        }
+    }
+}
+
+#[test]
+fn zstd_damage_keeps_the_frames_decoded_before_it() {
+    let plain = many_records();
+    let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 1).unwrap();
+    encoder.include_checksum(true).unwrap();
+    encoder.write_all(&plain).unwrap();
+    let compressed = encoder.finish().unwrap();
+    // A bad checksum: every frame is intact, and the error comes after them.
+    let mut bad_checksum = compressed.clone();
+    *bad_checksum.last_mut().unwrap() ^= 0xff;
+    let (frames, error) = read_until_error(bad_checksum);
+    assert_eq!(frames, 3000);
+    let error = error.expect("the checksum is checked");
+    assert!(error.reason.contains("checksum"), "{error}");
+    // Damage in the middle: the frames of the blocks before it are read.
+    let mut damaged = compressed;
+    let middle = damaged.len() * 3 / 4;
+    damaged[middle..middle + 64].fill(0x55);
+    let (frames, error) = read_until_error(damaged);
+    assert!(error.is_some());
+    assert!(frames > 1000, "only {frames} frames before the damage");
 }
 
 /// A file in the temporary directory, removed when dropped.

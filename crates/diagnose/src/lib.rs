@@ -85,6 +85,8 @@ pub struct Inputs<'a> {
     pub evidence: &'a Evidence,
     /// The capture's per-tick series (retransmissions, throughput, connections).
     pub ticks: &'a [Tick],
+    /// Handshakes that never completed, per server.
+    pub unanswered_syns: &'a [tcp::UnansweredSyns],
 }
 
 impl Inputs<'_> {
@@ -101,8 +103,12 @@ impl Inputs<'_> {
     }
 
     pub(crate) fn connection(&self, id: u64) -> Option<&ConnectionSummary> {
+        // Listed by id, which skips those the memory budget left unlisted.
         let direct = self.connections.get(id as usize).filter(|c| c.id == id);
-        direct.or_else(|| self.connections.iter().find(|c| c.id == id))
+        direct.or_else(|| {
+            let at = self.connections.binary_search_by_key(&id, |c| c.id).ok()?;
+            Some(&self.connections[at])
+        })
     }
 
     pub(crate) fn ledger(&self, id: u64) -> Option<&ConnectionLedger> {

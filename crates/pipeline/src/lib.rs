@@ -7,13 +7,18 @@
 //! and maps a mapped file's pages ahead of the reader (see
 //! [`capture::MapAhead`]). Output (tables, JSON, HTML) is not done here.
 
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
+use std::time::Duration;
 
 use capture::{CaptureError, Frame, MergedReader};
 use decode::{Segment, Skip};
 use diagnose::{Evidence, Finding, Inputs};
-use tcp::{ConnectionSummary, Event, EventKind, SegmentView, Tracker};
+use rustc_hash::FxHashSet;
+use tcp::{
+    ConnectionSummary, Departed, Event, EventKind, SegmentView, Tracker, Trimmed, UnansweredSyns,
+};
 use timeline::{Series, Tick, Timeline};
 use transactions::{Builder, ConnectionLedger, Transaction};
 
@@ -31,6 +36,21 @@ impl ReadProgress for Silent {
     fn finish(&mut self) {}
 }
 
+/// How long a stream's frames may wait in a batch that is not yet full.
+const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Asks the analysis under way to stop reading: it then finishes with what
+/// it has read, marked interrupted. Safe to call from a signal handler.
+pub fn stop_reading() {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
 /// Frames per batch between the threads: large enough to amortize the hand-off.
 const BATCH: usize = 2048;
 /// Batches in flight; bounds the memory between the threads.
@@ -39,9 +59,26 @@ const QUEUE_DEPTH: usize = 16;
 /// a chain of headers longer than this counts as truncated.
 const HEADER_BYTES: usize = 192;
 
+/// The memory the analysis may hold unless told otherwise: enough for a
+/// million connections with their transactions, and it fits a laptop.
+pub const DEFAULT_MEMORY_BYTES: u64 = 1 << 30;
+/// The share of the budget the tracker's connections and summaries may fill;
+/// the rest is for the transactions of the connections listed, the threads'
+/// batches, the timeline and the final stages. A fixed share keeps the
+/// tracker's choices, and so the connection ids, the same whichever stages run.
+const TRACKER_SHARE: f64 = 0.45;
+/// Connections whose transactions are dropped in one pass over them.
+const FORGET_AT_ONCE: usize = 4096;
+
 /// What a pass over the capture produced.
 pub struct Analysis {
     pub connections: Vec<ConnectionSummary>,
+    /// Handshakes that never completed, per server, the most attempted first.
+    pub unanswered_syns: Vec<UnansweredSyns>,
+    /// What the memory budget left out of the lists (counted in totals and the timeline).
+    pub trimmed: Trimmed,
+    /// The memory budget the analysis kept to, in bytes.
+    pub memory_budget_bytes: u64,
     /// Empty unless asked for.
     pub transactions: Vec<Transaction>,
     /// Each connection's time by part, summed over its transactions, with
@@ -54,6 +91,110 @@ pub struct Analysis {
     pub counts: Counts,
     /// The error that stopped the read, if any: the results are then partial.
     pub error: Option<CaptureError>,
+    /// True when [`stop_reading`] ended the read early: the results are then partial.
+    pub interrupted: bool,
+    /// When a tick asked for was too fine for the capture: the smallest that
+    /// fits, in nanoseconds. The ticks are then left empty.
+    pub tick_too_fine: Option<i64>,
+}
+
+/// A step back of the clock at least this long is counted: smaller ones are
+/// the usual disorder of a capture taken on several cores.
+const STEP_BACK_NS: i64 = 1_000_000;
+/// A gap between two frames at least this long is counted as a jump of the clock.
+const JUMP_NS: i64 = 86_400_000_000_000;
+
+/// How the capture's clock behaved, frame to frame. Every stage takes its
+/// times as they come, with arithmetic that cannot overflow; these counts
+/// say when the figures rest on a clock that stepped back or jumped.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct Clock {
+    /// Frames stamped at least 1 ms before an earlier frame.
+    pub steps_back: u64,
+    pub largest_step_back_ms: f64,
+    /// Gaps of a day or more between one frame and the next.
+    pub jumps: u64,
+    pub largest_jump_s: f64,
+    /// Frames stamped before 1896 or after 2116, counted at the nearest bound.
+    pub out_of_range: u64,
+    #[serde(skip)]
+    latest_ns: Option<i64>,
+}
+
+impl Clock {
+    fn observe(&mut self, timestamp_ns: i64) {
+        if timestamp_ns <= capture::EARLIEST_TIMESTAMP_NS
+            || timestamp_ns >= capture::LATEST_TIMESTAMP_NS
+        {
+            self.out_of_range += 1;
+        }
+        let Some(latest) = self.latest_ns else {
+            self.latest_ns = Some(timestamp_ns);
+            return;
+        };
+        let step = timestamp_ns.saturating_sub(latest);
+        if step <= -STEP_BACK_NS {
+            self.steps_back += 1;
+            self.largest_step_back_ms = self.largest_step_back_ms.max(-step as f64 / 1e6);
+        } else if step >= JUMP_NS {
+            self.jumps += 1;
+            self.largest_jump_s = self.largest_jump_s.max(step as f64 / 1e9);
+        }
+        self.latest_ns = Some(latest.max(timestamp_ns));
+    }
+
+    pub fn is_steady(&self) -> bool {
+        self.steps_back == 0 && self.jumps == 0 && self.out_of_range == 0
+    }
+}
+
+impl Analysis {
+    /// What the reader should know to trust the results: what the memory
+    /// budget left out, what the clock did, and why nothing was found in
+    /// frames that were all skipped. One sentence each; none when all is well.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let trimmed = &self.trimmed;
+        if !trimmed.is_empty() {
+            notes.push(format!(
+                "the memory budget ({:.1} GiB) kept {} handshake attempts and {} connections \
+                 out of the lists (they are counted in the totals, the timeline and the \
+                 findings on setup) and retired {} open connections early; --memory raises it",
+                self.memory_budget_bytes as f64 / (1u64 << 30) as f64,
+                trimmed.attempts_not_listed,
+                trimmed.connections_not_listed,
+                trimmed.retired_early
+            ));
+        }
+        let clock = &self.counts.clock;
+        if clock.steps_back > 0 {
+            notes.push(format!(
+                "the capture's clock stepped back {} times (at most {:.1} ms): times and \
+                 durations across those steps are not to be trusted",
+                clock.steps_back, clock.largest_step_back_ms
+            ));
+        }
+        if clock.jumps > 0 {
+            notes.push(format!(
+                "the capture's clock jumped ahead by a day or more {} times (at most {:.0} s)",
+                clock.jumps, clock.largest_jump_s
+            ));
+        }
+        if clock.out_of_range > 0 {
+            notes.push(format!(
+                "{} frames were stamped before 1896 or after 2116 and were counted at that bound",
+                clock.out_of_range
+            ));
+        }
+        if self.counts.tcp_segments == 0 && self.counts.frames > 0 {
+            notes.push(format!(
+                "none of the {} frames held a TCP segment tcpwhy can read: {}",
+                self.counts.frames,
+                self.counts.skipped.describe()
+            ));
+        }
+        notes
+    }
 }
 
 /// Frame counts by outcome.
@@ -62,6 +203,7 @@ pub struct Counts {
     pub frames: u64,
     pub tcp_segments: u64,
     pub skipped: SkipCounts,
+    pub clock: Clock,
 }
 
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -75,6 +217,28 @@ pub struct SkipCounts {
 }
 
 impl SkipCounts {
+    /// The skipped frames by reason, as a phrase: "12 not IP, 3 IP fragments".
+    pub fn describe(&self) -> String {
+        let reasons = [
+            (self.unsupported_link_type, "of an unsupported link type"),
+            (self.not_ip, "not IP"),
+            (self.not_tcp, "not TCP"),
+            (self.ip_fragment, "IP fragments"),
+            (self.truncated_header, "with truncated headers"),
+            (self.malformed_header, "with malformed headers"),
+        ];
+        let phrases: Vec<String> = reasons
+            .iter()
+            .filter(|(count, _)| *count > 0)
+            .map(|(count, reason)| format!("{count} {reason}"))
+            .collect();
+        if phrases.is_empty() {
+            "none skipped".into()
+        } else {
+            phrases.join(", ")
+        }
+    }
+
     fn add(&mut self, skip: Skip) {
         let counter = match skip {
             Skip::UnsupportedLinkType => &mut self.unsupported_link_type,
@@ -101,6 +265,12 @@ struct Decoded {
     segment: Result<Segment, Skip>,
     /// Where the segment's payload start lies in the batch's `payloads`; empty for most.
     payload: std::ops::Range<usize>,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch::new()
+    }
 }
 
 impl Batch {
@@ -138,6 +308,8 @@ pub struct Stages {
     /// Some to build the timeline: with a tick in nanoseconds, or chosen from the capture.
     pub timeline: Option<Option<i64>>,
     pub diagnose: bool,
+    /// The memory budget in bytes; [`DEFAULT_MEMORY_BYTES`] when None.
+    pub memory_bytes: Option<u64>,
 }
 
 /// Reads every file once, calling `on_event` for each analysis event as it is raised.
@@ -160,15 +332,22 @@ pub fn analyze_observed(
 ) -> Result<Analysis, CaptureError> {
     let reader = MergedReader::open(paths)?;
     let mut map_ahead = reader.map_ahead();
+    // A stream may pause: what it has sent is analysed without waiting for a full batch.
+    let filling = map_ahead
+        .is_none()
+        .then(|| Arc::new(Mutex::new(Batch::new())));
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
     // Emptied batches go back to the reader, which then allocates none.
     let (recycler, recycled) = mpsc::channel::<Batch>();
-    let reading = thread::spawn(move || read(reader, sender, recycled, progress));
+    let reader_filling = filling.clone();
+    let reading = thread::spawn(move || read(reader, sender, recycled, progress, reader_filling));
     let mut analyzer = Analyzer::new(stages);
-    for mut batch in receiver {
+    let mut frames = 0;
+    let mut analyze_batch = |mut batch: Batch| {
         if let Some(map_ahead) = &mut map_ahead {
             map_ahead.advance(batch.read_up_to);
         }
+        frames += batch.decoded.len() as u64;
         for decoded in &batch.decoded {
             match &decoded.segment {
                 Ok(segment) => {
@@ -182,9 +361,46 @@ pub fn analyze_observed(
         analyzer.drain_events(&mut on_event);
         batch.clear();
         let _ = recycler.send(batch);
+    };
+    let interrupted = loop {
+        if stop_requested() {
+            break true;
+        }
+        match receiver.recv_timeout(FLUSH_INTERVAL) {
+            Ok(batch) => analyze_batch(batch),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let pending = filling.as_deref().map(|f| take_pending(f, &receiver));
+                for batch in pending.unwrap_or_default() {
+                    analyze_batch(batch);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break false,
+        }
+    };
+    let error = if interrupted {
+        // The reader may be waiting on its input: it is left to end with the process.
+        None
+    } else {
+        reading.join().expect("reader thread panicked")
+    };
+    let mut analysis = analyzer.finish(frames, error);
+    analysis.interrupted = interrupted;
+    Ok(analysis)
+}
+
+/// Everything the reader has handed over, in order: the full batches it
+/// sent, then the one it is filling.
+fn take_pending(filling: &Mutex<Batch>, receiver: &mpsc::Receiver<Batch>) -> Vec<Batch> {
+    // Never wait for the reader, which holds the lock while its queue is full.
+    let Ok(mut partial) = filling.try_lock() else {
+        return Vec::new();
+    };
+    // The reader sends under the lock: whatever it sent before is queued now.
+    let mut pending: Vec<Batch> = receiver.try_iter().collect();
+    if !partial.decoded.is_empty() {
+        pending.push(std::mem::take(&mut *partial));
     }
-    let (frames, error) = reading.join().expect("reader thread panicked");
-    Ok(analyzer.finish(frames, error))
+    pending
 }
 
 /// The stages in one thread over frames already in memory (scripted traces,
@@ -205,6 +421,41 @@ pub fn analyze_frames<'a>(frames: impl IntoIterator<Item = Frame<'a>>, stages: S
     analyzer.finish(frame_count, None)
 }
 
+/// The stages in one thread over a capture held in memory, reading at most
+/// `max_frames` frames: what the fuzz targets and their corpus replay run.
+pub fn analyze_bytes(bytes: &[u8], stages: Stages, max_frames: u64) -> Analysis {
+    let reader =
+        capture::CaptureReader::from_reader("memory", std::io::Cursor::new(bytes.to_vec()));
+    let mut reader = match reader {
+        Ok(reader) => reader,
+        Err(error) => return Analyzer::new(stages).finish(0, Some(error)),
+    };
+    let mut analyzer = Analyzer::new(stages);
+    let mut frames = 0;
+    let mut error = None;
+    while frames < max_frames {
+        match reader.next_frame() {
+            Ok(Some(frame)) => {
+                frames += 1;
+                let frame = headers_of(frame);
+                match decode::decode(&frame) {
+                    Ok(segment) => {
+                        analyzer.segment(&segment, segment.payload(frame.data));
+                    }
+                    Err(skip) => analyzer.skipped(skip),
+                }
+                analyzer.drain_events(|_| {});
+            }
+            Ok(None) => break,
+            Err(read_error) => {
+                error = Some(read_error);
+                break;
+            }
+        }
+    }
+    analyzer.finish(frames, error)
+}
+
 /// The stages after decoding, fed one segment at a time: the tracker, and
 /// the transactions, timeline and diagnosis that were asked for.
 pub struct Analyzer {
@@ -213,6 +464,9 @@ pub struct Analyzer {
     evidence: Option<Evidence>,
     timeline: Option<Timeline>,
     counts: Counts,
+    memory_budget_bytes: u64,
+    /// Connections retired without a summary whose transactions are still to be dropped.
+    to_forget: FxHashSet<u64>,
 }
 
 impl Analyzer {
@@ -221,13 +475,18 @@ impl Analyzer {
             stages.transactions || stages.timeline.is_some() || stages.diagnose;
         // Diagnosis reads the series too (loss and failures against load).
         let timeline_tick = stages.timeline.or(stages.diagnose.then_some(None));
+        let memory_budget_bytes = stages.memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES);
+        let mut tracker = Tracker::new();
+        tracker.set_memory_budget((memory_budget_bytes as f64 * TRACKER_SHARE) as u64);
         Analyzer {
-            tracker: Tracker::new(),
+            tracker,
             builder: wants_transactions.then(Builder::new),
             evidence: stages.diagnose.then(Evidence::default),
             timeline: timeline_tick
                 .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick)),
             counts: Counts::default(),
+            memory_budget_bytes,
+            to_forget: FxHashSet::default(),
         }
     }
 
@@ -235,6 +494,7 @@ impl Analyzer {
     /// empty), read only to name transactions.
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> SegmentView {
         self.counts.tcp_segments += 1;
+        self.counts.clock.observe(segment.timestamp_ns);
         let view = self.tracker.process(segment);
         if let Some(builder) = &mut self.builder {
             builder.observe(&view, payload);
@@ -262,22 +522,63 @@ impl Analyzer {
             }
             on_event(&event);
         }
+        self.keep_within_budget();
+    }
+
+    /// Counts the connections retired without a summary and drops their transactions.
+    fn keep_within_budget(&mut self) {
+        for departed in self.tracker.drain_departed() {
+            if let Some(timeline) = &mut self.timeline {
+                count_departed(timeline, &departed);
+            }
+            if self.builder.is_some() {
+                self.to_forget.insert(departed.id);
+            }
+        }
+        if self.to_forget.len() >= FORGET_AT_ONCE {
+            self.forget_departed();
+        }
+    }
+
+    /// Drops the transactions of the connections retired without a summary.
+    fn forget_departed(&mut self) {
+        if let Some(builder) = &mut self.builder {
+            let timeline = &mut self.timeline;
+            builder.forget(&self.to_forget, |transaction| {
+                if let Some(timeline) = timeline {
+                    count_transaction(timeline, transaction);
+                }
+            });
+        }
+        self.to_forget.clear();
     }
 
     /// Everything, once the input is over: `frames` read in all, and the
     /// error that stopped the read early, if one did.
-    pub fn finish(self, frames: u64, error: Option<CaptureError>) -> Analysis {
+    pub fn finish(mut self, frames: u64, error: Option<CaptureError>) -> Analysis {
+        self.keep_within_budget();
+        self.forget_departed();
         let mut counts = self.counts;
         counts.frames = frames;
-        let connections = self.tracker.finish();
+        let tcp::Tracked {
+            connections,
+            unanswered_syns,
+            trimmed,
+        } = self.tracker.finish_all();
         let (transactions, ledgers) = self
             .builder
             .map(|builder| builder.finish())
             .unwrap_or_default();
+        let mut tick_too_fine = None;
         let ticks = match self.timeline {
             Some(mut timeline) => {
                 count_ends(&mut timeline, &connections, &transactions);
-                timeline.ticks()
+                tick_too_fine = timeline.tick_too_fine();
+                if tick_too_fine.is_some() {
+                    Vec::new()
+                } else {
+                    timeline.ticks()
+                }
             }
             None => Vec::new(),
         };
@@ -288,16 +589,22 @@ impl Analyzer {
                 ledgers: &ledgers,
                 evidence: &evidence,
                 ticks: &ticks,
+                unanswered_syns: &unanswered_syns,
             })
         });
         Analysis {
             connections,
+            unanswered_syns,
+            trimmed,
+            memory_budget_bytes: self.memory_budget_bytes,
             transactions,
             ledgers,
             ticks,
             findings,
             counts,
             error,
+            interrupted: false,
+            tick_too_fine,
         }
     }
 }
@@ -334,20 +641,38 @@ fn count_ends(
 ) {
     for connection in connections {
         timeline.add(connection.first_ns, Series::NewConnections, 1);
-        timeline.add(connection.last_ns, Series::ConnectionsClosed, 1);
+        let last_ns = connection.last_ns.max(connection.first_ns);
+        timeline.add(last_ns, Series::ConnectionsClosed, 1);
         if connection.state.failed_setup() {
             timeline.add(connection.first_ns, Series::FailedConnections, 1);
         }
     }
     for transaction in transactions {
-        timeline.add(transaction.request_start_ns, Series::TransactionsStarted, 1);
-        if let Some(end) = transaction.response_end_ns {
-            timeline.add(end, Series::TransactionsCompleted, 1);
-        }
-        let end = transaction
-            .response_end_ns
-            .unwrap_or(transaction.request_end_ns);
-        timeline.add(end, Series::TransactionsEnded, 1);
+        count_transaction(timeline, transaction);
+    }
+}
+
+fn count_transaction(timeline: &mut Timeline, transaction: &Transaction) {
+    let start = transaction.request_start_ns;
+    timeline.add(start, Series::TransactionsStarted, 1);
+    if let Some(end) = transaction.response_end_ns {
+        timeline.add(end, Series::TransactionsCompleted, 1);
+    }
+    // Never before its start, whatever the clock did.
+    let end = transaction
+        .response_end_ns
+        .unwrap_or(transaction.request_end_ns)
+        .max(start);
+    timeline.add(end, Series::TransactionsEnded, 1);
+}
+
+/// A connection retired without a summary still counts in the timeline.
+fn count_departed(timeline: &mut Timeline, departed: &Departed) {
+    timeline.add(departed.first_ns, Series::NewConnections, 1);
+    let last_ns = departed.last_ns.max(departed.first_ns);
+    timeline.add(last_ns, Series::ConnectionsClosed, 1);
+    if departed.failed_setup {
+        timeline.add(departed.first_ns, Series::FailedConnections, 1);
     }
 }
 
@@ -360,35 +685,39 @@ fn headers_of(frame: Frame) -> Frame {
     }
 }
 
-/// Reads and decodes frames into batches; returns how many were read and the
-/// error that stopped it.
+/// Reads and decodes frames into batches; returns the error that stopped it.
+/// With `filling`, the batch being filled is shared, so the tracking thread
+/// can take it when the input pauses.
 fn read(
     mut reader: MergedReader,
     sender: mpsc::SyncSender<Batch>,
     recycled: mpsc::Receiver<Batch>,
     mut progress: impl ReadProgress,
-) -> (u64, Option<CaptureError>) {
-    let mut frames = 0;
-    let mut batch = Batch::new();
+    filling: Option<Arc<Mutex<Batch>>>,
+) -> Option<CaptureError> {
+    let mut own = Batch::new();
     let error = loop {
-        match reader.next_frame() {
-            Ok(Some(frame)) => batch.push(&headers_of(frame)),
+        let frame = match reader.next_frame() {
+            Ok(Some(frame)) => headers_of(frame),
             Ok(None) => break None,
             Err(error) => break Some(error),
-        }
+        };
+        let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
+        let batch = shared.as_deref_mut().unwrap_or(&mut own);
+        batch.push(&frame);
         if batch.decoded.len() == BATCH {
-            frames += BATCH as u64;
             batch.read_up_to = reader.bytes_read();
             progress.update(batch.read_up_to);
             let next = recycled.try_recv().unwrap_or_else(|_| Batch::new());
-            if sender.send(std::mem::replace(&mut batch, next)).is_err() {
+            if sender.send(std::mem::replace(batch, next)).is_err() {
                 break None;
             }
         }
     };
-    frames += batch.decoded.len() as u64;
+    let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
+    let batch = shared.as_deref_mut().unwrap_or(&mut own);
     batch.read_up_to = reader.bytes_read();
-    let _ = sender.send(batch);
+    let _ = sender.send(std::mem::take(batch));
     progress.finish();
-    (frames, error)
+    error
 }

@@ -7,6 +7,7 @@
 const Charts = (() => {
   const PAD = { left: 64, timeLeft: 96, right: 64, top: 28, bottom: 36 };
   const HOVER_PX = 8;
+  const DOUBLE_CLICK_MS = 250;
 
   // ---- formatting -------------------------------------------------------
 
@@ -578,13 +579,22 @@ const Charts = (() => {
       if (!drag) return;
       const [x, y] = point(event);
       if (drag.box && chart.box) zoomToBox(chart, chart.box);
-      else if (!drag.moved && chart.options.onClick) chart.options.onClick(nearest(chart, x, y));
+      else if (!drag.moved && chart.options.onClick) {
+        // A click waits out a double-click, which resets the view and selects nothing.
+        const hit = nearest(chart, x, y);
+        clearTimeout(chart.pendingClick);
+        if (event.detail < 2) chart.pendingClick = setTimeout(() => chart.options.onClick(hit), DOUBLE_CLICK_MS);
+      }
       chart.box = null;
       drag = null;
       draw(chart);
     });
     canvas.addEventListener("mouseleave", () => { chart.tip.hidden = true; });
-    canvas.addEventListener("dblclick", () => { chart.view = { ...chart.home }; draw(chart); });
+    canvas.addEventListener("dblclick", () => {
+      clearTimeout(chart.pendingClick);
+      chart.view = { ...chart.home };
+      draw(chart);
+    });
   }
 
   function zoomRange(u0, u1, share, factor) {

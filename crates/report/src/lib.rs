@@ -6,7 +6,8 @@
 //! It never reaches back into the capture. Every string from the capture
 //! travels as JSON in a `<script type="application/json">` block with `<`,
 //! `>`, `&`, U+2028 and U+2029 escaped, and the page's script renders it with
-//! DOM text nodes only.
+//! DOM text nodes only, and the page's content security policy lets no
+//! script run but its own, by hash.
 
 mod choose;
 pub mod detail;
@@ -61,11 +62,26 @@ pub fn write(out: &mut impl Write, report: &Report) -> io::Result<()> {
                     out.write_all(script.as_bytes())?;
                 }
             }
+            "SCRIPT_HASH" => out.write_all(script_hash().as_bytes())?,
             other => panic!("unknown placeholder {other} in the report template"),
         }
         rest = &rest[end + 2..];
     }
     out.write_all(rest.as_bytes())
+}
+
+/// The content security policy's source for the page's one script, its
+/// SHA-256: the browser runs that script and no other, so a string from the
+/// capture that escaped its escaping still could not run.
+fn script_hash() -> String {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for script in SCRIPTS {
+        hash.update(script.as_bytes());
+    }
+    let digest = base64::engine::general_purpose::STANDARD.encode(hash.finalize());
+    format!("sha256-{digest}")
 }
 
 /// JSON that can sit inside a `<script>` element: nothing in it can close

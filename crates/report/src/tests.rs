@@ -158,6 +158,20 @@ fn a_report_carries_every_capture_string_only_inside_its_json_block() {
         "the title shows the file name as text"
     );
     assert!(data.contains("\\u003cscript\\u003ealert(1)"));
+    assert_only_the_page_script_may_run(&html);
+}
+
+/// The content security policy names the page script's hash, and nothing
+/// else may run: no inline script, no other source.
+fn assert_only_the_page_script_may_run(html: &str) {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    let policy_start = html.find("script-src ").unwrap() + "script-src ".len();
+    let policy = &html[policy_start..policy_start + html[policy_start..].find(';').unwrap()];
+    let script_start = html.rfind("<script>").unwrap() + "<script>".len();
+    let script = &html[script_start..html.rfind("</script>").unwrap()];
+    let digest = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(script));
+    assert_eq!(policy, format!("'sha256-{digest}'"));
 }
 
 fn sample_connection() -> ConnectionSummary {

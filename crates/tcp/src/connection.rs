@@ -80,6 +80,33 @@ impl Connection {
         self.rst_frame.iter().any(Option::is_some) || self.fin_frame.iter().all(Option::is_some)
     }
 
+    /// Only a handshake that never completed: the client sent nothing but
+    /// SYNs, and the server nothing but SYN-ACKs or resets (a flood, a scan,
+    /// a closed or filtered port).
+    pub fn is_bare_attempt(&self) -> bool {
+        const SYN: u8 = 1 << 0;
+        const SYN_ACK: u8 = 1 << 1;
+        const RST: u8 = 1 << 5;
+        let [client, server] = self.history_seen;
+        !self.roles_guessed && client == SYN && server & !(SYN_ACK | RST) == 0
+    }
+
+    pub fn client(&self) -> Endpoint {
+        self.client
+    }
+
+    pub fn server(&self) -> Endpoint {
+        self.server
+    }
+
+    pub fn first_frame(&self) -> u64 {
+        self.first_frame
+    }
+
+    pub fn first_ns(&self) -> i64 {
+        self.first_ns
+    }
+
     /// A SYN whose ISN differs from the one this connection knows for its
     /// sender starts a new connection on the 4-tuple; one with the same ISN
     /// is a retry, even after a RST (as Wireshark reads it).

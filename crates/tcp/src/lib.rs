@@ -16,6 +16,7 @@ mod release;
 mod rtt;
 mod seq;
 mod summary;
+mod syn_flood;
 mod tracker;
 mod view;
 
@@ -26,5 +27,6 @@ pub use summary::{
     AckClockStats, Close, CloseHow, ConnState, ConnectionSummary, DirectionSummary, Handshake,
     PathRtt, Retransmissions, Role, RttStats, SynOptions, WindowStats,
 };
-pub use tracker::Tracker;
+pub use syn_flood::{SynAttempt, UnansweredSyns};
+pub use tracker::{Departed, Tracked, Tracker, Trimmed};
 pub use view::SegmentView;

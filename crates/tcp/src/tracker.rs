@@ -1,11 +1,22 @@
 //! The connection table: finds each segment's connection instance and runs it.
+//!
+//! Memory follows connections. A connection's analysis state is freed once it
+//! is retired (closed and silent, or idle), leaving its summary. Given a
+//! memory budget, the table also stays within it however many connections a
+//! capture holds: when live connections crowd it, the closed, the bare
+//! handshake attempts and then the longest silent are retired early; when
+//! summaries crowd it, bare attempts and then uneventful connections are
+//! counted without a summary. Bare attempts are always counted per server
+//! ([`UnansweredSyns`]), so a SYN flood costs little.
 
 use decode::{Endpoint, Segment};
 use rustc_hash::FxHashMap;
+use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::event::{Event, EventKind};
-use crate::summary::ConnectionSummary;
+use crate::summary::{ConnState, ConnectionSummary};
+use crate::syn_flood::{SynCounts, UnansweredSyns};
 use crate::view::SegmentView;
 
 /// A closed connection is summarized once this much capture time passes without packets.
@@ -14,6 +25,67 @@ const CLOSED_LINGER_NS: i64 = 120_000_000_000;
 const IDLE_LIMIT_NS: i64 = 3_600_000_000_000;
 /// How often (in capture time) the table is swept for connections to retire.
 const SWEEP_INTERVAL_NS: i64 = 10_000_000_000;
+
+/// What a live connection costs beyond its inline size: its table entry, its
+/// history and the short queues of a small connection (measured in `bench/`).
+const LIVE_EXTRA_BYTES: u64 = 600;
+/// What a kept summary costs beyond its inline size: its history and retries.
+const SUMMARY_EXTRA_BYTES: u64 = 64;
+/// Live connections always allowed, however small the budget.
+const MIN_LIVE_CONNECTIONS: usize = 64;
+
+/// Shares of the budget summaries may fill: bare handshake attempts are
+/// listed up to the first, uneventful connections up to the second, any
+/// connection up to the third.
+const LIST_BARE_ATTEMPTS: f64 = 0.25;
+const LIST_UNEVENTFUL: f64 = 0.5;
+const LIST_ANY: f64 = 0.75;
+
+/// A live connection's cost counts the summary it becomes at the end, when
+/// both exist for a moment.
+fn live_cost() -> u64 {
+    std::mem::size_of::<Connection>() as u64 + LIVE_EXTRA_BYTES + summary_cost()
+}
+
+fn summary_cost() -> u64 {
+    std::mem::size_of::<ConnectionSummary>() as u64 + SUMMARY_EXTRA_BYTES
+}
+
+/// A connection retired without a summary, for the stages that count connections.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Departed {
+    pub id: u64,
+    pub first_ns: i64,
+    pub last_ns: i64,
+    pub failed_setup: bool,
+}
+
+/// What staying within the memory budget cost.
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+pub struct Trimmed {
+    /// Open connections retired before falling silent, to free their state:
+    /// a later packet of theirs starts a new connection.
+    pub retired_early: u64,
+    /// Handshakes that never completed, counted per server but not listed.
+    pub attempts_not_listed: u64,
+    /// Connections counted (in totals and the timeline) but not listed.
+    pub connections_not_listed: u64,
+}
+
+impl Trimmed {
+    pub fn is_empty(&self) -> bool {
+        *self == Trimmed::default()
+    }
+}
+
+/// Everything the tracker found.
+pub struct Tracked {
+    /// Every listed connection's summary, in the order connections were first seen.
+    pub connections: Vec<ConnectionSummary>,
+    /// Handshakes that never completed, per server, the most attempted first.
+    pub unanswered_syns: Vec<UnansweredSyns>,
+    pub trimmed: Trimmed,
+}
 
 /// The two endpoints in a fixed order, so both directions find the same entry.
 type FlowKey = (Endpoint, Endpoint);
@@ -43,11 +115,31 @@ pub struct Tracker {
     next_id: u64,
     latest_ns: i64,
     last_sweep_ns: i64,
+    /// Bytes the live connections and the summaries may hold; None for no limit.
+    budget_bytes: Option<u64>,
+    syns: SynCounts,
+    departed: Vec<Departed>,
+    trimmed: Trimmed,
 }
 
 impl Tracker {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeps live connections and summaries within `bytes`, from now on.
+    pub fn set_memory_budget(&mut self, bytes: u64) {
+        self.budget_bytes = Some(bytes);
+    }
+
+    /// What the live connections and the summaries hold, as the budget counts it.
+    pub fn held_bytes(&self) -> u64 {
+        self.live.len() as u64 * live_cost() + self.retired.len() as u64 * summary_cost()
+    }
+
+    /// Takes the connections retired without a summary since the last call.
+    pub fn drain_departed(&mut self) -> std::vec::Drain<'_, Departed> {
+        self.departed.drain(..)
     }
 
     /// Analyses one segment, queueing the events it raises, and says what it made of it.
@@ -63,18 +155,21 @@ impl Tracker {
             unreachable!("a live flow's slot holds its connection");
         };
         if !opened {
-            let idle = segment.timestamp_ns - connection.last_ns > IDLE_LIMIT_NS;
+            let idle = segment.timestamp_ns.saturating_sub(connection.last_ns) > IDLE_LIMIT_NS;
             if connection.is_reused_by(segment) || idle {
                 let reused = !idle;
                 let next = Connection::new(self.next_id, segment);
                 self.next_id += 1;
-                self.retired
-                    .push(std::mem::replace(connection, next).summary());
+                let previous = std::mem::replace(connection, next);
                 if reused {
                     self.events.push(reused_ports_event(connection, segment));
                 }
+                self.retire(&previous);
             }
         }
+        let Some(connection) = self.slots[slot].as_mut() else {
+            unreachable!("a live flow's slot holds its connection");
+        };
         let view = connection.process(segment);
         for kind in view.events.kinds() {
             self.events.push(Event {
@@ -94,7 +189,7 @@ impl Tracker {
                 },
             });
         }
-        if self.latest_ns - self.last_sweep_ns > SWEEP_INTERVAL_NS {
+        if self.latest_ns.saturating_sub(self.last_sweep_ns) > SWEEP_INTERVAL_NS {
             self.sweep();
         }
         view
@@ -105,6 +200,9 @@ impl Tracker {
     fn find_or_open(&mut self, key: FlowKey, segment: &Segment) -> (usize, bool) {
         if let Some(&slot) = self.live.get(&key) {
             return (slot, false);
+        }
+        if self.live.len() >= self.live_capacity() {
+            self.relieve();
         }
         let connection = Some(Connection::new(self.next_id, segment));
         self.next_id += 1;
@@ -130,50 +228,176 @@ impl Tracker {
     /// Summarizes closed or long-idle connections and frees their state.
     fn sweep(&mut self) {
         self.last_sweep_ns = self.latest_ns;
-        self.last = None;
         let now = self.latest_ns;
-        let (slots, free_slots, retired) =
-            (&mut self.slots, &mut self.free_slots, &mut self.retired);
+        self.retire_where(|connection| {
+            let silent = now.saturating_sub(connection.last_ns);
+            (connection.is_closed() && silent > CLOSED_LINGER_NS) || silent > IDLE_LIMIT_NS
+        });
+    }
+
+    /// Retires every live connection for which `done` says so.
+    fn retire_where(&mut self, mut done: impl FnMut(&Connection) -> bool) {
+        self.last = None;
+        let mut leaving = Vec::new();
+        let slots = &mut self.slots;
         self.live.retain(|_, &mut slot| {
             let Some(connection) = &slots[slot] else {
                 return false;
             };
-            let silent = now - connection.last_ns;
-            let done =
-                (connection.is_closed() && silent > CLOSED_LINGER_NS) || silent > IDLE_LIMIT_NS;
-            if done {
-                retired.push(connection.summary());
-                slots[slot] = None;
-                free_slots.push(slot);
+            if !done(connection) {
+                return true;
             }
-            !done
+            leaving.push(slot);
+            false
         });
+        leaving.sort_unstable();
+        for slot in leaving {
+            if let Some(connection) = self.slots[slot].take() {
+                self.retire(&connection);
+            }
+            self.free_slots.push(slot);
+        }
     }
 
-    /// Every connection's summary, in the order connections were first seen.
+    /// How many live connections the budget leaves room for.
+    fn live_capacity(&self) -> usize {
+        let Some(budget) = self.budget_bytes else {
+            return usize::MAX;
+        };
+        let summaries = self.retired.len() as u64 * summary_cost();
+        let room = budget.saturating_sub(summaries) / live_cost();
+        usize::try_from(room)
+            .unwrap_or(usize::MAX)
+            .max(MIN_LIVE_CONNECTIONS)
+    }
+
+    /// Frees half the live connections' room: first the closed connections
+    /// and the bare handshake attempts, then the longest silent.
+    fn relieve(&mut self) {
+        let keep = self.live_capacity() / 2;
+        let excess = self.live.len().saturating_sub(keep);
+        if excess == 0 {
+            return;
+        }
+        // The first to leave: those that lose nothing by it, then the longest silent.
+        let mut order: Vec<(bool, i64, u64)> = self
+            .slots
+            .iter()
+            .flatten()
+            .map(|c| (!leaves_freely(c), c.last_ns, c.id))
+            .collect();
+        order.select_nth_unstable(excess - 1);
+        let leaving: rustc_hash::FxHashSet<u64> =
+            order[..excess].iter().map(|&(_, _, id)| id).collect();
+        let mut early = 0;
+        self.retire_where(|connection| {
+            let leaves = leaving.contains(&connection.id);
+            early += u64::from(leaves && !leaves_freely(connection));
+            leaves
+        });
+        self.trimmed.retired_early += early;
+    }
+
+    /// What the summaries hold, as a share of the budget (0 without one).
+    fn summaries_share(&self) -> f64 {
+        self.budget_bytes.map_or(0.0, |budget| {
+            (self.retired.len() as u64 * summary_cost()) as f64 / budget.max(1) as f64
+        })
+    }
+
+    /// Keeps a retiring connection's summary, or counts it only when the
+    /// budget has no room for it.
+    fn retire(&mut self, connection: &Connection) {
+        let share = self.summaries_share();
+        if connection.is_bare_attempt() {
+            let listed = share < LIST_BARE_ATTEMPTS;
+            self.syns.record(connection, listed);
+            if listed {
+                self.retired.push(connection.summary());
+            } else {
+                self.trimmed.attempts_not_listed += 1;
+                self.departed.push(Departed {
+                    id: connection.id,
+                    first_ns: connection.first_ns(),
+                    last_ns: connection.last_ns,
+                    failed_setup: true,
+                });
+            }
+            return;
+        }
+        let summary = connection.summary();
+        let listed = share < LIST_UNEVENTFUL || (share < LIST_ANY && eventful(&summary));
+        if listed {
+            self.retired.push(summary);
+        } else {
+            self.trimmed.connections_not_listed += 1;
+            self.departed.push(Departed {
+                id: summary.id,
+                first_ns: summary.first_ns,
+                last_ns: summary.last_ns,
+                failed_setup: summary.state.failed_setup(),
+            });
+        }
+    }
+
+    /// Every listed connection's summary, in the order connections were first seen.
     pub fn finish(self) -> Vec<ConnectionSummary> {
+        self.finish_all().connections
+    }
+
+    /// The summaries, the unanswered handshakes per server and what the budget cost.
+    pub fn finish_all(mut self) -> Tracked {
         let mut live: Vec<&Connection> = self.slots.iter().flatten().collect();
         live.sort_by_cached_key(|connection| connection.id);
+        for connection in live.iter().filter(|c| c.is_bare_attempt()) {
+            self.syns.record(connection, true);
+        }
         let live = summarize(&live);
-        let mut retired = self.retired;
-        if retired.is_empty() {
-            return live;
+        Tracked {
+            connections: merge_by_id(self.retired, live),
+            unanswered_syns: self.syns.finish(),
+            trimmed: self.trimmed,
         }
-        if !retired.windows(2).all(|pair| pair[0].id < pair[1].id) {
-            // Summaries are large: sorting keys and then placing each once moves far less.
-            retired.sort_by_cached_key(|summary| summary.id);
-        }
-        let mut all = Vec::with_capacity(retired.len() + live.len());
-        let mut retired = retired.into_iter().peekable();
-        for summary in live {
-            while let Some(earlier) = retired.next_if(|retired| retired.id < summary.id) {
-                all.push(earlier);
-            }
-            all.push(summary);
-        }
-        all.extend(retired);
-        all
     }
+}
+
+/// Live and retired summaries in one list, by id.
+fn merge_by_id(
+    mut retired: Vec<ConnectionSummary>,
+    live: Vec<ConnectionSummary>,
+) -> Vec<ConnectionSummary> {
+    if retired.is_empty() {
+        return live;
+    }
+    if !retired.windows(2).all(|pair| pair[0].id < pair[1].id) {
+        // Summaries are large: sorting keys and then placing each once moves far less.
+        retired.sort_by_cached_key(|summary| summary.id);
+    }
+    let mut all = Vec::with_capacity(retired.len() + live.len());
+    let mut retired = retired.into_iter().peekable();
+    for summary in live {
+        while let Some(earlier) = retired.next_if(|retired| retired.id < summary.id) {
+            all.push(earlier);
+        }
+        all.push(summary);
+    }
+    all.extend(retired);
+    all
+}
+
+/// Closed connections and bare handshake attempts lose nothing by retiring early.
+fn leaves_freely(connection: &Connection) -> bool {
+    connection.is_closed() || connection.is_bare_attempt()
+}
+
+/// Whether a connection shows trouble worth keeping its summary for.
+fn eventful(summary: &ConnectionSummary) -> bool {
+    let troubled = |d: &crate::summary::DirectionSummary| {
+        d.retransmissions.total > 0 || d.lost_segments > 0 || d.zero_windows > 0
+    };
+    summary.state != ConnState::SF
+        || troubled(&summary.client_to_server)
+        || troubled(&summary.server_to_client)
 }
 
 /// Past this many connections, summaries are built on two threads, half each.

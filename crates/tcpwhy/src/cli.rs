@@ -27,7 +27,9 @@ Examples:
 Exit codes:
   0  the capture was read to the end
   1  --fail-on SEVERITY was given and a finding at or above it was found
-  2  bad input (the error names the file and byte offset) or bad usage";
+  2  bad input (the error names the file and byte offset) or bad usage
+  130  stopped by Ctrl-C or SIGTERM: the results printed are partial
+       (a second signal exits at once)";
 
 #[derive(Parser)]
 #[command(name = "tcpwhy", version, about = "Explains why TCP traffic in a packet capture is slow.", after_help = EXAMPLES)]
@@ -111,6 +113,8 @@ struct ReportArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    memory: MemoryArg,
 }
 
 #[derive(Args)]
@@ -132,9 +136,28 @@ struct InputArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    memory: MemoryArg,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Args)]
+struct MemoryArg {
+    /// Memory the analysis may hold, such as 512M or 4G; past it, connections
+    /// are counted without being listed, and the output says how many.
+    #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
+    bytes: u64,
+}
+
+impl MemoryArg {
+    fn apply(&self, stages: Stages) -> Stages {
+        Stages {
+            memory_bytes: Some(self.bytes),
+            ..stages
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum FormatArg {
     Table,
     Json,
@@ -153,6 +176,8 @@ impl From<FormatArg> for Format {
 
 const EXIT_FINDING: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
+/// 128 + SIGINT, as a shell reports a command ended by Ctrl-C.
+const EXIT_INTERRUPTED: u8 = 130;
 /// Stdout is line-buffered; results are written in larger pieces.
 const OUTPUT_BUFFER: usize = 1 << 16;
 
@@ -183,6 +208,7 @@ fn arguments() -> Vec<std::ffi::OsString> {
 }
 
 pub fn run() -> ExitCode {
+    crate::signals::install();
     let cli = match Cli::try_parse_from(arguments()) {
         Ok(cli) => cli,
         Err(error) => {
@@ -240,15 +266,28 @@ fn report_then(
     write: fn(&mut dyn Write, Format, &Analysis) -> io::Result<()>,
     exit_code: impl FnOnce(&Analysis) -> ExitCode,
 ) -> io::Result<ExitCode> {
+    let stages = input.memory.apply(stages);
     let analysis = match pipeline::analyze(&input.files, stages, progress_for(input), |_| {}) {
         Ok(analysis) => analysis,
         Err(error) => return Ok(bad_input(&error)),
     };
+    if let Some(tick_ns) = analysis.tick_too_fine {
+        eprintln!(
+            "tcpwhy: --tick is too fine for this capture: it would need more than {} ticks; \
+             the smallest tick that fits is {}",
+            timeline::MAX_BINS,
+            duration_text(tick_ns)
+        );
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
     write(&mut out, input.format.into(), &analysis)?;
     out.flush()?;
-    let code = match &analysis.error {
-        Some(error) => bad_input(error),
+    if input.format == FormatArg::Csv {
+        print_notes(&analysis);
+    }
+    let code = match finish(&analysis) {
+        Some(code) => code,
         None => exit_code(&analysis),
     };
     // The process ends next: freeing every summary one by one would only cost time.
@@ -268,8 +307,18 @@ fn diagnose(args: &DiagnoseArgs) -> io::Result<ExitCode> {
 
 fn html_report(args: &ReportArgs) -> ExitCode {
     let progress = || progress_over(&args.files, args.quiet);
-    match html::write_report(&args.files, &args.output, &args.connection, progress) {
-        Ok(analysis) => args.fail_on.exit_code(&analysis.findings),
+    let memory_bytes = args.memory.bytes;
+    match html::write_report(
+        &args.files,
+        &args.output,
+        &args.connection,
+        memory_bytes,
+        progress,
+    ) {
+        Ok(analysis) => {
+            print_notes(&analysis);
+            finish(&analysis).unwrap_or_else(|| args.fail_on.exit_code(&analysis.findings))
+        }
         Err(html::Failure::BadInput(error)) => bad_input(&error),
         Err(html::Failure::Output(message)) => {
             eprintln!("tcpwhy: {message}");
@@ -310,6 +359,35 @@ fn timeline(args: &TimelineArgs) -> io::Result<ExitCode> {
     report(&args.input, stages, output::timeline)
 }
 
+/// "512M", "4G", "1.5GiB", "100000000" (bytes) as bytes; powers of 1024.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale: f64 = match unit
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 1.0,
+        "K" => 1024.0,
+        "M" => 1024.0 * 1024.0,
+        "G" => 1024.0 * 1024.0 * 1024.0,
+        "T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("unknown unit {unit:?} (K, M, G, T)")),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| "not a size such as 512M or 4G".to_string())?;
+    let bytes = value * scale;
+    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
+        return Err("out of range".into());
+    }
+    Ok(bytes as u64)
+}
+
 /// "250ms", "1s", "5m", "1h" (or plain seconds) as nanoseconds.
 fn parse_duration_ns(text: &str) -> Result<i64, String> {
     let split = text
@@ -344,13 +422,18 @@ fn events(input: &InputArgs) -> io::Result<ExitCode> {
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
     let mut writer = output::EventWriter::new(format);
     let mut write_error = None;
+    // Live input: each event goes out as it is decided.
+    let streamed = input.files.iter().any(|file| file == "-");
     let result = pipeline::analyze(
         &input.files,
-        Stages::default(),
+        input.memory.apply(Stages::default()),
         progress_for(input),
         |event| {
             if write_error.is_none() {
                 write_error = writer.write(&mut out, event).err();
+            }
+            if streamed && write_error.is_none() {
+                write_error = out.flush().err();
             }
         },
     );
@@ -363,7 +446,10 @@ fn events(input: &InputArgs) -> io::Result<ExitCode> {
     };
     writer.finish(&mut out, &analysis)?;
     out.flush()?;
-    Ok(finish(&analysis))
+    if input.format == FormatArg::Csv {
+        print_notes(&analysis);
+    }
+    Ok(finish(&analysis).unwrap_or(ExitCode::SUCCESS))
 }
 
 fn bad_input(error: &capture::CaptureError) -> ExitCode {
@@ -371,17 +457,59 @@ fn bad_input(error: &capture::CaptureError) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
-/// Exit 2 with the error line when the read stopped early; the results shown are partial.
-fn finish(analysis: &Analysis) -> ExitCode {
-    match &analysis.error {
-        Some(error) => bad_input(error),
-        None => ExitCode::SUCCESS,
+/// When the read stopped early, the line that says why and the exit code:
+/// 2 for bad input, 130 for a signal; the results shown are partial.
+fn finish(analysis: &Analysis) -> Option<ExitCode> {
+    if let Some(error) = &analysis.error {
+        return Some(bad_input(error));
     }
+    if analysis.interrupted {
+        eprintln!(
+            "tcpwhy: stopped by a signal after {} frames: the results are partial",
+            analysis.counts.frames
+        );
+        return Some(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    None
+}
+
+/// The analysis's notes on stderr, where the output format has no place for them.
+fn print_notes(analysis: &Analysis) {
+    for note in analysis.notes() {
+        eprintln!("tcpwhy: note: {note}");
+    }
+}
+
+/// Nanoseconds as the shortest of 250ms, 2s, 5m, 1h, 20us that --tick reads back.
+fn duration_text(ns: i64) -> String {
+    let units = [
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+    ];
+    for (scale, unit) in units {
+        if ns >= scale && ns % scale == 0 {
+            return format!("{}{unit}", ns / scale);
+        }
+    }
+    format!("{ns}ns")
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration_ns;
+    use super::{parse_duration_ns, parse_size};
+
+    #[test]
+    fn sizes_read_with_their_units() {
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("5 furlongs").is_err());
+        assert!(parse_size("0").is_err());
+    }
 
     #[test]
     fn durations_read_with_their_units() {

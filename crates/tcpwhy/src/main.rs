@@ -7,6 +7,7 @@ mod cli;
 mod html;
 mod output;
 mod progress;
+mod signals;
 
 use std::process::ExitCode;
 

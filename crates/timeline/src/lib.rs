@@ -5,8 +5,11 @@
 //! tick given, bins start at one millisecond and widen to the next round tick
 //! (10 ms, 100 ms, 1 s, 10 s, 1 min, ...) whenever there would be more than
 //! [`MAX_BINS`], so memory stays bounded however long the capture; at the end
-//! the series is read out at the round tick chosen from the capture's length. It knows nothing of TCP: the stages before it say what
-//! to count.
+//! the series is read out at the round tick chosen from the capture's length.
+//! A tick the user sets is kept, and a capture too long for [`MAX_BINS`] of
+//! it is refused at the end with the smallest tick that fits. Times before
+//! the first one (a clock stepping back) count in the first tick; no count
+//! ever wraps. It knows nothing of TCP: the stages before it say what to count.
 
 use serde::Serialize;
 
@@ -82,6 +85,8 @@ pub struct Timeline {
     /// Set by the user: bins never widen.
     fixed: bool,
     bins: Vec<[u64; SERIES]>,
+    /// The latest time counted, from the origin.
+    span_ns: i64,
 }
 
 impl Timeline {
@@ -92,11 +97,13 @@ impl Timeline {
             bin_ns: FIRST_BIN_NS,
             fixed: false,
             bins: Vec::new(),
+            span_ns: 0,
         }
     }
 
     /// Bins of exactly `tick_ns`; times past [`MAX_BINS`] ticks are folded
-    /// into the last one rather than growing memory without end.
+    /// into the last one rather than growing memory without end, and
+    /// [`Timeline::tick_too_fine`] says so.
     pub fn with_tick(tick_ns: i64) -> Self {
         Timeline {
             bin_ns: tick_ns.max(1),
@@ -120,7 +127,8 @@ impl Timeline {
 
     fn bin_at(&mut self, at_ns: i64) -> &mut [u64; SERIES] {
         let origin = *self.origin_ns.get_or_insert(at_ns);
-        let offset = (at_ns - origin).max(0);
+        let offset = at_ns.saturating_sub(origin).max(0);
+        self.span_ns = self.span_ns.max(offset);
         let mut index = (offset / self.bin_ns) as usize;
         while index >= MAX_BINS && !self.fixed {
             self.widen();
@@ -138,10 +146,30 @@ impl Timeline {
         let next = ROUND_TICKS_NS
             .into_iter()
             .find(|&tick| tick > self.bin_ns)
-            .unwrap_or(self.bin_ns * 2);
+            .unwrap_or(self.bin_ns.saturating_mul(2));
         let factor = (next / self.bin_ns) as usize;
         self.bins = self.bins.chunks(factor).map(sum).collect();
         self.bin_ns = next;
+    }
+
+    /// When a tick set by the user was too fine for the capture (times fell
+    /// past [`MAX_BINS`] ticks): the smallest round tick that fits, in
+    /// nanoseconds (1, 2 or 5 times a power of ten).
+    pub fn tick_too_fine(&self) -> Option<i64> {
+        if !self.fixed || self.span_ns / self.bin_ns < MAX_BINS as i64 {
+            return None;
+        }
+        let needed = self.span_ns / (MAX_BINS as i64 - 1) + 1;
+        let mut decade: i64 = 1;
+        loop {
+            for step in [1, 2, 5] {
+                let tick = decade.saturating_mul(step);
+                if tick >= needed {
+                    return Some(tick);
+                }
+            }
+            decade = decade.saturating_mul(10);
+        }
     }
 
     /// The tick the series is read out at: the user's, or the smallest round
@@ -171,7 +199,8 @@ impl Timeline {
             .enumerate()
             .map(|(index, bins)| {
                 let sums = sum(bins);
-                let mut tick = tick(origin + index as i64 * tick_ns, tick_ns, sums);
+                let start = origin.saturating_add((index as i64).saturating_mul(tick_ns));
+                let mut tick = tick(start, tick_ns, sums);
                 (tick.connections_open, tick.transactions_in_progress) = levels.step(&sums);
                 tick
             })
@@ -201,8 +230,13 @@ impl Levels {
     fn step(&mut self, sums: &[u64; SERIES]) -> (u64, u64) {
         self.connections_begun += sums[Series::NewConnections as usize];
         self.transactions_begun += sums[Series::TransactionsStarted as usize];
-        let open = self.connections_begun - self.connections_ended;
-        let in_progress = self.transactions_begun - self.transactions_ended;
+        // An end stamped before its start (a clock stepping back) must not wrap.
+        let open = self
+            .connections_begun
+            .saturating_sub(self.connections_ended);
+        let in_progress = self
+            .transactions_begun
+            .saturating_sub(self.transactions_ended);
         self.connections_ended += sums[Series::ConnectionsClosed as usize];
         self.transactions_ended += sums[Series::TransactionsEnded as usize];
         (open, in_progress)
@@ -289,6 +323,30 @@ mod tests {
         let busy: Vec<u64> = ticks.iter().map(|t| t.transactions_in_progress).collect();
         assert_eq!(open, [1, 2, 1, 0]);
         assert_eq!(busy, [0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn an_end_before_its_start_never_wraps_the_levels() {
+        let mut timeline = Timeline::with_tick(SECOND);
+        timeline.add(5 * SECOND, Series::TransactionsStarted, 1);
+        timeline.add(0, Series::TransactionsEnded, 1);
+        timeline.add(5 * SECOND, Series::TransactionsEnded, 1);
+        let busy: Vec<u64> = timeline
+            .ticks()
+            .iter()
+            .map(|t| t.transactions_in_progress)
+            .collect();
+        assert!(busy.iter().all(|&n| n <= 1), "{busy:?}");
+    }
+
+    #[test]
+    fn a_tick_too_fine_names_the_smallest_that_fits() {
+        let mut timeline = Timeline::with_tick(100_000_000);
+        timeline.add(0, Series::Packets, 1);
+        assert_eq!(timeline.tick_too_fine(), None);
+        timeline.add(600 * SECOND, Series::Packets, 1);
+        assert_eq!(timeline.tick_too_fine(), Some(200_000_000));
+        assert_eq!(Timeline::new().tick_too_fine(), None);
     }
 
     #[test]

@@ -212,6 +212,27 @@ impl Builder {
         }
     }
 
+    /// Drops the transactions of connections that will be listed nowhere,
+    /// handing each to `dropped` first.
+    pub fn forget(
+        &mut self,
+        connections: &rustc_hash::FxHashSet<u64>,
+        mut dropped: impl FnMut(&Transaction),
+    ) {
+        for &connection in connections {
+            if let Some(open) = self.connections.remove(&connection).and_then(|t| t.open) {
+                dropped(&open.close(connection, None));
+            }
+        }
+        self.done.retain(|transaction| {
+            let keep = !connections.contains(&transaction.connection);
+            if !keep {
+                dropped(transaction);
+            }
+            keep
+        });
+    }
+
     /// Every transaction, in the order each began, and the ledger of each
     /// connection that had any, in connection order.
     pub fn finish(mut self) -> (Vec<Transaction>, Vec<ConnectionLedger>) {

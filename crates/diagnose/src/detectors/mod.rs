@@ -9,6 +9,7 @@ mod pool;
 mod port_reuse;
 mod saturation;
 mod setup;
+mod syn_flood;
 
 use tcp::ConnectionSummary;
 use transactions::{ConnectionLedger, Part};
@@ -29,6 +30,7 @@ pub fn structural(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Vec<Finding>
         setup::setup_failures(inputs, setup_ms, total_ms),
         port_reuse::port_reuse(inputs),
         options::tcp_options(inputs),
+        syn_flood::syn_flood(inputs),
     ]
     .into_iter()
     .flatten()

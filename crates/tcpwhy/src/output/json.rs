@@ -23,9 +23,16 @@ struct End<'a> {
     findings: usize,
     #[serde(flatten)]
     counts: &'a Counts,
-    /// True when an error stopped the read: everything above is what came before it.
+    /// True when an error or a signal stopped the read: everything above is what came before it.
     partial: bool,
     error: Option<String>,
+    /// What the memory budget left out of the lists.
+    trimmed: &'a tcp::Trimmed,
+    memory_budget_bytes: u64,
+    /// Handshakes that never completed, per server: the ten most attempted.
+    unanswered_syns: &'a [tcp::UnansweredSyns],
+    /// What to know to trust the results (the table's footer says the same).
+    notes: Vec<String>,
 }
 
 fn line<T: Serialize>(out: &mut impl Write, kind: &'static str, body: &T) -> io::Result<()> {
@@ -156,8 +163,16 @@ pub fn end(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
         transactions: analysis.transactions.len(),
         findings: analysis.findings.len(),
         counts: &analysis.counts,
-        partial: analysis.error.is_some(),
-        error: analysis.error.as_ref().map(ToString::to_string),
+        partial: analysis.error.is_some() || analysis.interrupted,
+        error: match &analysis.error {
+            Some(error) => Some(error.to_string()),
+            None if analysis.interrupted => Some("stopped by a signal".into()),
+            None => None,
+        },
+        trimmed: &analysis.trimmed,
+        memory_budget_bytes: analysis.memory_budget_bytes,
+        unanswered_syns: &analysis.unanswered_syns[..analysis.unanswered_syns.len().min(10)],
+        notes: analysis.notes(),
     };
     line(out, "end", &end)
 }

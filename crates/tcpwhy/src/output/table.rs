@@ -326,6 +326,15 @@ pub fn footer(out: &mut impl Write, analysis: &Analysis, rows: u64, what: &str) 
             "{}",
             paint(&format!("partial: the read stopped at {error}"), RED)
         )?;
+    } else if analysis.interrupted {
+        let line = format!(
+            "partial: stopped by a signal after {} frames",
+            counts.frames
+        );
+        writeln!(out, "{}", paint(&line, RED))?;
+    }
+    for note in analysis.notes() {
+        writeln!(out, "{}", paint(&format!("note: {note}"), DIM))?;
     }
     Ok(())
 }
