@@ -9,7 +9,7 @@ use transactions::Part;
 
 use crate::charges::Context;
 use crate::rules::{
-    DEAD_AFTER_RESENDS, LOSS_BURST_GAP_MS, PATTERN_REPEATS, PERIOD_TOLERANCE, STALL_TIMES_USUAL,
+    DEAD_AFTER_RESENDS, LOSS_BURST_GAP_MS, PATTERN_REPEATS, PERIOD_TOLERANCE, SIGNIFICANCE,
 };
 use crate::{detectors, median, Inputs};
 
@@ -53,13 +53,11 @@ pub fn context(inputs: &Inputs) -> Context {
 fn syn_loss_explained_by_data_loss(inputs: &Inputs) -> bool {
     let (mut resent, mut data, mut handshakes, mut retried) = (0u64, 0u64, 0u64, 0u64);
     for c in inputs.connections {
-        let handshake_resends =
-            c.handshake.syn_retries_ns.len() as u64 + u64::from(c.handshake.syn_ack_retries);
         for d in [&c.client_to_server, &c.server_to_client] {
-            resent += d.retransmissions.total - d.retransmissions.spurious;
+            let r = &d.retransmissions;
+            resent += r.total - r.spurious.min(r.total) - r.handshake.min(r.total);
             data += d.data_packets + u64::from(c.close.how == tcp::CloseHow::Fin);
         }
-        resent = resent.saturating_sub(handshake_resends);
         if c.handshake.syn_ns.is_some() {
             handshakes += 1;
             let again = !c.handshake.syn_retries_ns.is_empty() || c.handshake.syn_ack_retries > 0;
@@ -85,9 +83,10 @@ pub struct StallPattern {
     pub period_s: f64,
 }
 
-/// Answers that took many times the usual server time, grouped into stalls
-/// (answers waiting at the same moment are one stall of the server), when
-/// the stalls recur at a steady period.
+/// Answers far slower than the rest, grouped into stalls (answers waiting
+/// at the same moment are one stall of the server); the longest of them,
+/// set apart from the shorter by the widest break in their lengths, when
+/// they recur at a steady period.
 pub fn stall_pattern(inputs: &Inputs) -> Option<StallPattern> {
     let answered: Vec<(&transactions::Transaction, f64)> = inputs
         .transactions
@@ -96,42 +95,79 @@ pub fn stall_pattern(inputs: &Inputs) -> Option<StallPattern> {
         .map(|t| (t, t.ledger.get(Part::Server)))
         .filter(|&(_, server)| server > 0.0)
         .collect();
-    let usual = median(answered.iter().map(|&(_, server)| server).collect());
+    let server_times: Vec<f64> = answered.iter().map(|&(_, server)| server).collect();
+    let usual = median(server_times.clone());
+    let fence = far_out_fence(server_times);
     let mut slow: Vec<(i64, i64, &transactions::Transaction)> = answered
         .iter()
-        .filter(|&&(_, server)| server >= STALL_TIMES_USUAL * usual)
+        .filter(|&&(_, server)| server > fence)
         .map(|&(t, _)| {
-            (
-                t.request_end_ns,
-                t.response_start_ns.unwrap_or(t.request_end_ns),
-                t,
-            )
+            let from = t.request_end_ns;
+            (from, t.response_start_ns.unwrap_or(from), t)
         })
         .collect();
     slow.sort_by_key(|&(from, ..)| from);
+    let stalls = longest_apart(group_overlapping(&slow), fence);
+    let period_s = steady_period(&stalls.iter().map(|&(from, _)| from).collect::<Vec<_>>())?;
+    let in_stall = |t: &transactions::Transaction| {
+        stalls
+            .iter()
+            .any(|&(from, to)| (from..=to).contains(&t.request_end_ns))
+    };
+    Some(StallPattern {
+        stalled: slow
+            .iter()
+            .filter(|&&(.., t)| in_stall(t))
+            .map(|&(.., t)| ((t.connection, t.index), usual))
+            .collect(),
+        count: stalls.len(),
+        length_ms: median(stalls.iter().map(|&(from, to)| ms(to - from)).collect()),
+        period_s,
+    })
+}
+
+fn ms(ns: i64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// Tukey's far-out fence: above it a value is an outlier of the rest.
+fn far_out_fence(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let quartile = |q: f64| values.get((q * (values.len() - 1) as f64).round() as usize);
+    match (quartile(0.25), quartile(0.75)) {
+        (Some(&q1), Some(&q3)) => q3 + 3.0 * (q3 - q1),
+        _ => f64::INFINITY,
+    }
+}
+
+/// Slow answers, sorted by start, merged where they overlap in time.
+fn group_overlapping(slow: &[(i64, i64, &transactions::Transaction)]) -> Vec<(i64, i64)> {
     let mut stalls: Vec<(i64, i64)> = Vec::new();
-    for &(from, to, _) in &slow {
+    for &(from, to, _) in slow {
         match stalls.last_mut() {
             Some((_, end)) if from <= *end => *end = (*end).max(to),
             _ => stalls.push((from, to)),
         }
     }
-    let period_s = steady_period(&stalls.iter().map(|&(from, _)| from).collect::<Vec<_>>())?;
-    let length_ms = median(
-        stalls
-            .iter()
-            .map(|&(from, to)| (to - from) as f64 / 1e6)
-            .collect(),
-    );
-    Some(StallPattern {
-        stalled: slow
-            .iter()
-            .map(|&(.., t)| ((t.connection, t.index), usual))
-            .collect(),
-        count: stalls.len(),
-        length_ms,
-        period_s,
-    })
+    stalls
+}
+
+/// The stalls above the widest break (by ratio) in their lengths, the
+/// fence counting as the length below the shortest; in time order.
+fn longest_apart(mut stalls: Vec<(i64, i64)>, fence: f64) -> Vec<(i64, i64)> {
+    let length = |&(from, to): &(i64, i64)| ms(to - from);
+    stalls.sort_by(|a, b| length(b).total_cmp(&length(a)));
+    let mut lengths: Vec<f64> = stalls.iter().map(length).collect();
+    lengths.push(fence.max(f64::MIN_POSITIVE));
+    let keep = (PATTERN_REPEATS..lengths.len())
+        .max_by(|&a, &b| {
+            let ratio = |i: usize| lengths[i - 1] / lengths[i];
+            ratio(a).total_cmp(&ratio(b))
+        })
+        .unwrap_or(0);
+    stalls.truncate(keep);
+    stalls.sort_by_key(|&(from, _)| from);
+    stalls
 }
 
 /// The steady interval between event times (ns), in seconds, when there are
@@ -152,6 +188,48 @@ fn steady_period(starts: &[i64]) -> Option<f64> {
     steady.then_some(period)
 }
 
+/// The stretches of ticks with loss: ticks with loss close together, and
+/// those apart only by silence (a sender waiting for its timer to resend is
+/// still in the burst that made it wait).
+fn loss_spans(ticks: &[Tick], tick_ns: i64) -> Vec<(i64, i64)> {
+    let gap_ns = ((LOSS_BURST_GAP_MS * 1e6) as i64).max(3 * tick_ns);
+    let mut spans: Vec<(i64, i64)> = Vec::new();
+    let mut sent_since = 0;
+    for tick in ticks {
+        if tick.retransmissions + tick.lost_segments == 0 {
+            sent_since += tick.packets;
+            continue;
+        }
+        match spans.last_mut() {
+            Some((_, end)) if tick.start_ns - *end < gap_ns || sent_since == 0 => {
+                *end = tick.start_ns + tick_ns
+            }
+            _ => spans.push((tick.start_ns, tick.start_ns + tick_ns)),
+        }
+        sent_since = 0;
+    }
+    spans
+}
+
+/// Whether the packets between the bursts got through without loss more
+/// often than loss at the capture's overall rate would allow.
+fn clean_between(ticks: &[Tick], spans: &[(i64, i64)]) -> bool {
+    let packets: u64 = ticks.iter().map(|t| t.packets).sum();
+    let resent: u64 = ticks.iter().map(|t| t.retransmissions).sum();
+    let between: u64 = ticks
+        .iter()
+        .filter(|t| {
+            let inside = spans
+                .iter()
+                .any(|&(from, to)| (from..to).contains(&t.start_ns));
+            !inside && t.start_ns > spans[0].0 && t.start_ns < spans[spans.len() - 1].1
+        })
+        .map(|t| t.packets)
+        .sum();
+    let loss_rate = resent as f64 / packets.max(1) as f64;
+    (1.0 - loss_rate).powf(between as f64) < SIGNIFICANCE
+}
+
 /// Loss coming in bursts at a steady period.
 pub struct LossBursts {
     pub count: usize,
@@ -162,26 +240,17 @@ pub struct LossBursts {
 
 /// Ticks with retransmissions or gaps, grouped into bursts apart from each
 /// other by quiet stretches, when the bursts cover less than half of their
-/// span and start at a steady period.
+/// span, the traffic between them got through too cleanly for loss spread
+/// at random, and they start at a steady period.
 pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
     let tick_ns = match ticks {
         [first, second, ..] => second.start_ns - first.start_ns,
         _ => return None,
     };
-    let gap_ns = ((LOSS_BURST_GAP_MS * 1e6) as i64).max(3 * tick_ns);
-    let mut spans: Vec<(i64, i64)> = Vec::new();
-    for tick in ticks
-        .iter()
-        .filter(|t| t.retransmissions + t.lost_segments > 0)
-    {
-        match spans.last_mut() {
-            Some((_, end)) if tick.start_ns - *end < gap_ns => *end = tick.start_ns + tick_ns,
-            _ => spans.push((tick.start_ns, tick.start_ns + tick_ns)),
-        }
-    }
+    let spans = loss_spans(ticks, tick_ns);
     let (first, last) = (spans.first()?.0, spans.last()?.1);
     let covered: i64 = spans.iter().map(|(start, end)| end - start).sum();
-    if 2 * covered >= last - first {
+    if 2 * covered >= last - first || !clean_between(ticks, &spans) {
         return None;
     }
     let period_s = steady_period(&spans.iter().map(|&(start, _)| start).collect::<Vec<_>>())?;

@@ -78,9 +78,6 @@ pub const QUEUE_CORRELATION: f64 = 0.5;
 /// And the typical round trip stands this far above the least: the queue is standing.
 pub const QUEUE_RTT_RATIO: f64 = 1.5;
 
-/// A server answer this many times the usual one, and longer than a person
-/// notices, is a stall rather than ordinary variation.
-pub const STALL_TIMES_USUAL: f64 = 5.0;
 /// Stalls whose starts are this evenly spaced (each interval within this
 /// share of the median one) recur at a period.
 pub const PERIOD_TOLERANCE: f64 = 0.2;
@@ -90,6 +87,9 @@ pub const PATTERN_REPEATS: usize = 3;
 
 /// Retransmissions this far apart belong to separate bursts of loss.
 pub const LOSS_BURST_GAP_MS: f64 = 100.0;
+/// A pattern is believed when chance alone would give it less often than
+/// this (the usual 1% significance level).
+pub const SIGNIFICANCE: f64 = 0.01;
 
 /// A segment sent again this many times in a row by its timer, never
 /// acknowledged: the peer let two timeouts pass, each twice the last, so it

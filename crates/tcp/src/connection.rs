@@ -219,7 +219,9 @@ impl Connection {
                 handshake.client_options = Some(syn_options(segment));
                 return false;
             }
-            if handshake.syn_ack_ns.is_none() {
+            // Sent again before the handshake completed: an answer lost
+            // on either way makes the client try again.
+            if handshake.ack_ns.is_none() {
                 handshake.syn_retries_ns.push(now);
                 let options = Some(syn_options(segment));
                 if options != handshake.client_options {

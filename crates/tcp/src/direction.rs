@@ -9,6 +9,7 @@ use decode::{Flags, Segment};
 use crate::clock::{Ack, AckClock};
 use crate::event::{EventKind, EventSet};
 use crate::holes::Holes;
+use crate::ip_id::IpIdCounter;
 use crate::release::{AckOfData, Release, ReleaseTracker, Wait, HOST_REACTION_NS};
 use crate::rtt::RttTracker;
 use crate::seq;
@@ -57,6 +58,7 @@ pub struct Half {
     pub clock: AckClock,
     pub release: ReleaseTracker,
     holes: Holes,
+    ip_ids: IpIdCounter,
     pub stats: DirectionSummary,
 }
 
@@ -83,6 +85,7 @@ impl Default for Half {
             clock: AckClock::default(),
             release: ReleaseTracker::default(),
             holes: Holes::default(),
+            ip_ids: IpIdCounter::default(),
             stats: DirectionSummary::default(),
         }
     }
@@ -157,6 +160,7 @@ pub fn analyze(
     let mut flagged = EventSet::default();
     let flags = segment.flags;
     let now = segment.timestamp_ns;
+    let unseen_before = fwd.ip_ids.next(segment.ip_id);
     let syn_fin_rst = flags.has(Flags::SYN | Flags::FIN | Flags::RST);
     if flags.ack() {
         rev.bytes_in_flight_valid = true;
@@ -179,7 +183,7 @@ pub fn analyze(
     track_clock(fwd, rev, segment, rel, flagged, first_rtt_ns.unwrap_or(0));
     note_ack_of_peer_data(fwd, rev, segment, rel, rtts);
     track_holes(fwd, rev, segment, rel, flagged);
-    let wait = release_of(fwd, rev, segment, rel, flagged, rtts);
+    let wait = release_of(fwd, rev, segment, rel, flagged, rtts, unseen_before);
     advance(fwd, segment, rel, flagged);
     fwd.window = Some(rel.window);
     fwd.last_ack = rel.ack;
@@ -222,6 +226,26 @@ fn track_holes(
     }
 }
 
+/// New data after a silence of at least a round trip, with everything seen
+/// before it acknowledged, and packets of its sender missing just before it
+/// (by its IP identification): the sender had sent this data before and
+/// lost it upstream, and a timer resent it. With nothing after it, no
+/// duplicate ACK could have asked for it sooner.
+fn resends_an_unseen_tail(
+    fwd: &Half,
+    rev: &Half,
+    segment: &Segment,
+    rtts: SideRtts,
+    unseen_before: u16,
+) -> bool {
+    let round_trip = rtts.to_sender_ns + rtts.to_receiver_ns;
+    let silent_long = fwd
+        .release
+        .last_data_ns()
+        .is_some_and(|last| segment.timestamp_ns - last >= round_trip);
+    unseen_before > 0 && silent_long && fwd.in_flight(rev) == Some(0)
+}
+
 /// Tells the peer's release tracker about an ACK that moved its
 /// acknowledged edge or its window.
 fn note_ack_of_peer_data(
@@ -256,6 +280,7 @@ fn release_of(
     rel: Relative,
     flagged: EventSet,
     rtts: SideRtts,
+    unseen_before: u16,
 ) -> Option<Wait> {
     let not_data = [
         EventKind::OutOfOrder,
@@ -286,6 +311,11 @@ fn release_of(
         fwd.release
             .resent(now, rel.len, Release::Timer { tail: false }, to_sender);
         None
+    } else if resends_an_unseen_tail(fwd, rev, segment, rtts, unseen_before) {
+        fwd.stats.lost_before_capture += 1;
+        fwd.release.gap_seen();
+        fwd.release
+            .resent(now, rel.len, Release::Timer { tail: true }, to_sender)
     } else {
         fwd.release
             .new_data(now, rel.seq, rel.len, fwd.next_seq, to_sender)
@@ -485,6 +515,7 @@ pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagg
     retransmissions.fast += u64::from(flagged.has(EventKind::FastRetransmission));
     retransmissions.spurious += u64::from(flagged.has(EventKind::SpuriousRetransmission));
     retransmissions.timeout += u64::from(flagged.has(EventKind::Retransmission));
+    retransmissions.handshake += u64::from(flagged.has(EventKind::SynRetransmission));
     stats.out_of_order += u64::from(flagged.has(EventKind::OutOfOrder));
     stats.lost_segments += u64::from(flagged.has(EventKind::LostSegment));
     stats.ack_lost_segments += u64::from(flagged.has(EventKind::AckLostSegment));

@@ -12,6 +12,7 @@ mod connection;
 mod direction;
 mod event;
 mod holes;
+mod ip_id;
 mod release;
 mod rtt;
 mod seq;

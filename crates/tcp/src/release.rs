@@ -118,6 +118,16 @@ pub struct ReleaseTracker {
     /// The sender resent data, or the capture saw a gap in it: loss has
     /// cut its congestion window since.
     loss_seen: bool,
+    /// Where the data since the last wait began, and the most sent between
+    /// two waits: bursts that keep outgrowing the largest before are a
+    /// congestion window opening, not a writer waiting for each to be
+    /// acknowledged.
+    burst_from: Option<u32>,
+    largest_burst: u32,
+    /// The right edge of the receive window as the sender knew it when it
+    /// last sent: a sender that stopped within a segment of it stopped for
+    /// the window.
+    edge_at_last_send: Option<u32>,
     /// From each ACK to the data it let go while the congestion window
     /// limited the sender, against the bytes then in flight: seen at the
     /// receiver, the round trip to the sender and back.
@@ -146,6 +156,11 @@ impl ReleaseTracker {
     /// was lost before the capture point.
     pub fn gap_seen(&mut self) {
         self.loss_seen = true;
+    }
+
+    /// When this sender's last data segment was seen.
+    pub fn last_data_ns(&self) -> Option<i64> {
+        self.last_data_ns
     }
 
     /// Round trips from an ACK to the data it released, while the
@@ -208,7 +223,7 @@ impl ReleaseTracker {
         let end = seq.wrapping_add(len);
         let released = self.last_data_ns.map(|since| {
             let release = self.release(now_ns, end, len, sent_before, rtt_to_sender_ns);
-            (since, release)
+            (since, self.growing_burst(release, sent_before))
         });
         if let Some((_, Release::Ack { at_ns, lacked, .. })) = released {
             if matches!(lacked, Lacked::CongestionWindow { .. }) {
@@ -237,6 +252,43 @@ impl ReleaseTracker {
         since.map(|since| (since, release))
     }
 
+    /// An ACK that acknowledged everything ends a burst; when it is larger by
+    /// a segment or more than any burst before, the sender's congestion
+    /// window is growing, and that is what it waited on. A burst that only
+    /// wavers around a size it reached before is held by something else.
+    fn growing_burst(&mut self, release: Release, sent_before: u32) -> Release {
+        let Release::Ack {
+            at_ns,
+            frame,
+            lacked,
+        } = release
+        else {
+            return release;
+        };
+        let burst = self
+            .burst_from
+            .map_or(0, |from| sent_before.wrapping_sub(from));
+        let growing = self.largest_burst > 0 && burst >= self.largest_burst + self.full_segment();
+        if let Some((ack, _)) = self.reached {
+            self.burst_from = Some(ack.ack_after);
+        }
+        self.largest_burst = self.largest_burst.max(burst);
+        let lacked = match lacked {
+            Lacked::AllAcked {
+                ack_delayed: false,
+                small_held: false,
+            } if growing => Lacked::CongestionWindow {
+                after_loss: self.loss_seen,
+            },
+            other => other,
+        };
+        Release::Ack {
+            at_ns,
+            frame,
+            lacked,
+        }
+    }
+
     /// Takes in the ACKs that have reached the sender by `now_ns`. The round
     /// trip is the least measured, which the far side's own processing can
     /// lengthen: a host's reaction time of slack keeps a sender that acted at
@@ -257,15 +309,20 @@ impl ReleaseTracker {
     /// holding back (silly-window avoidance, until its persist timer fired),
     /// sent exactly that window: it waited for the receiver's window.
     fn filled_a_silly_window(&self, ack: &AckSeen, end: u32, sent_before: u32) -> bool {
-        let edge_after = ack
-            .ack_after
-            .wrapping_add(ack.window_after.min(u64::from(u32::MAX >> 1)) as u32);
         ack.window_after < u64::from(self.full_segment())
             && !seq::after(sent_before, ack.ack_after)
-            && end == edge_after
+            && end == edge_after(ack)
+    }
+
+    /// The sender had sent up to `sent_before`, within a full segment of the
+    /// window's edge as it knew it: it could send no more.
+    fn stopped_at_window_edge(&self, sent_before: u32) -> bool {
+        self.edge_at_last_send
+            .is_some_and(|edge| seq::after(sent_before.wrapping_add(self.full_segment()), edge))
     }
 
     fn sent(&mut self, now_ns: i64, len: u32) {
+        self.edge_at_last_send = self.reached.map(|(ack, _)| edge_after(&ack));
         self.last_data_ns = Some(now_ns);
         self.last_data_len = len;
         self.largest_segment = self.largest_segment.max(len);
@@ -298,7 +355,10 @@ impl ReleaseTracker {
         if !prompt && !silly_window {
             return idle_or_queued(Some(&ack));
         }
-        let lacked = if silly_window || seq::after(end, ack.edge_before) {
+        let window_full = silly_window
+            || seq::after(end, ack.edge_before)
+            || self.stopped_at_window_edge(sent_before);
+        let lacked = if window_full {
             if ack.zero_before {
                 Lacked::ZeroWindow
             } else {
@@ -321,6 +381,12 @@ impl ReleaseTracker {
             lacked,
         }
     }
+}
+
+/// The right edge of the receive window the ACK left.
+fn edge_after(ack: &AckSeen) -> u32 {
+    ack.ack_after
+        .wrapping_add(ack.window_after.min(u64::from(u32::MAX >> 1)) as u32)
 }
 
 #[cfg(test)]

@@ -328,6 +328,8 @@ pub struct Retransmissions {
     pub timeout: u64,
     pub fast: u64,
     pub spurious: u64,
+    /// SYNs and SYN-ACKs sent again, among the others.
+    pub handshake: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]

@@ -274,24 +274,59 @@ impl Charges<'_> {
     }
 }
 
-/// One connection's walk: the time charged so far, and what it waits for.
-#[derive(Debug, Default)]
-pub(crate) struct Walk {
-    /// Time up to which the connection's life has been charged, and the
-    /// frame that ended the last charged stretch.
-    cursor: Option<(i64, u64)>,
+/// Where a connection's exchange stands.
+#[derive(Debug, Clone, Copy, Default)]
+struct State {
     turn: Turn,
-    /// Charges not yet given to a transaction (setup, the client's wait
-    /// before its first request); the next transaction takes them.
-    pending: Ledger,
-    longest: [Option<Stretch>; Part::ALL.len()],
-    counts: [u64; Part::ALL.len()],
     handshake_acked: bool,
     answered_before: bool,
     /// The server sent its SYN-ACK again after the client had acknowledged
     /// it and has acknowledged none of the client's data since: it did not
     /// take the connection in (its accept queue was full).
     not_accepted: bool,
+    /// The server has acknowledged none of the client's data yet.
+    nothing_acked: bool,
+    /// How often the client's timer resent data the server had not
+    /// acknowledged, since the handshake.
+    unheard_resends: u32,
+}
+
+impl State {
+    /// Whether the client's timer resent `segment` because the server did
+    /// not take the connection in: it resent its SYN-ACK as though the
+    /// handshake never completed; or its host ignored the request, which
+    /// reached the capture point nearer to it; or it ignored the resend
+    /// too, which a path losing packets at random rarely does twice.
+    fn unaccepted(&self, segment: &SegmentView) -> bool {
+        let nearer_the_server = segment.rtts.to_receiver_ns < segment.rtts.to_sender_ns;
+        self.not_accepted
+            || (self.handshake_acked
+                && self.nothing_acked
+                && segment.resent()
+                && (nearer_the_server || self.unheard_resends > 0))
+    }
+}
+
+/// The end of the last charged stretch: its time, its frame, and the
+/// direction of the segment there.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    at_ns: i64,
+    frame: u64,
+    direction: Direction,
+}
+
+/// One connection's walk: the time charged so far, and what it waits for.
+#[derive(Debug, Default)]
+pub(crate) struct Walk {
+    /// Up to where the connection's life has been charged.
+    cursor: Option<Cursor>,
+    state: State,
+    /// Charges not yet given to a transaction (setup, the client's wait
+    /// before its first request); the next transaction takes them.
+    pending: Ledger,
+    longest: [Option<Stretch>; Part::ALL.len()],
+    counts: [u64; Part::ALL.len()],
 }
 
 impl Walk {
@@ -300,8 +335,13 @@ impl Walk {
     /// or none is open, to the charges the next transaction takes.
     pub fn segment(&mut self, segment: &SegmentView, opens: bool, open: Option<&mut Ledger>) {
         let now = segment.timestamp_ns;
+        let here = Cursor {
+            at_ns: now,
+            frame: segment.frame,
+            direction: segment.direction,
+        };
         match self.cursor {
-            Some((cursor_ns, from_frame)) if now > cursor_ns => {
+            Some(cursor) if now > cursor.at_ns => {
                 let ledger = match open {
                     Some(ledger) if !opens => ledger,
                     _ => &mut self.pending,
@@ -310,26 +350,18 @@ impl Walk {
                     ledger,
                     longest: &mut self.longest,
                     counts: &mut self.counts,
-                    from_frame,
+                    from_frame: cursor.frame,
                     to_frame: segment.frame,
                     direction: segment.direction,
                 };
-                let state = (
-                    self.turn,
-                    self.handshake_acked,
-                    self.answered_before,
-                    self.not_accepted,
-                );
-                if charge(state, segment, cursor_ns, opens, &mut charges) {
-                    self.cursor = Some((now, segment.frame));
+                if charge(self.state, segment, cursor, opens, &mut charges) {
+                    self.cursor = Some(here);
                 }
             }
             Some(_) => {}
             // A connection seen from its SYN is charged from it; one caught
             // mid-stream from its first data, not from a stray ACK.
-            None if segment.flags.syn() || segment.len > 0 => {
-                self.cursor = Some((now, segment.frame))
-            }
+            None if segment.flags.syn() || segment.len > 0 => self.cursor = Some(here),
             None => {}
         }
         self.advance_turn(segment, opens);
@@ -356,44 +388,62 @@ impl Walk {
         let flags = segment.flags;
         let client = segment.direction == Direction::ClientToServer;
         if !client && flags.ack() && segment.ack > 1 {
-            self.not_accepted = false;
+            self.state.not_accepted = false;
+            self.state.nothing_acked = false;
+        }
+        if client && segment.resent() && self.state.nothing_acked {
+            self.state.unheard_resends += 1;
         }
         if flags.syn() {
             let again = segment.events.has(EventKind::SynRetransmission);
-            if again && !client && self.handshake_acked {
-                self.not_accepted = true;
+            if again && !client && self.state.handshake_acked {
+                self.state.not_accepted = true;
             } else {
-                self.turn = Turn::Setup;
+                self.state.turn = Turn::Setup;
             }
             return;
         }
         if segment.len == 0 {
-            if self.turn == Turn::Setup && client && flags.ack() {
-                self.handshake_acked = true;
-                self.turn = Turn::Client;
+            if self.state.turn == Turn::Setup && client && flags.ack() {
+                self.state.handshake_acked = true;
+                self.state.nothing_acked = true;
+                self.state.turn = Turn::Client;
             }
             return;
         }
         if opens && client {
-            self.turn = Turn::Request;
-        } else if !client && matches!(self.turn, Turn::Request | Turn::Client) {
-            self.turn = Turn::Response;
-            self.answered_before = true;
+            self.state.turn = Turn::Request;
+        } else if !client && matches!(self.state.turn, Turn::Request | Turn::Client) {
+            self.state.turn = Turn::Response;
+            self.state.answered_before = true;
         }
     }
 }
 
-/// Charges `(cursor, segment]` given the walk's state (turn, handshake
-/// acknowledged, answered before, not accepted); false when the segment ends
-/// no wait on the connection's critical path (the stretch stays uncharged).
+/// Charges `(cursor, segment]` given where the exchange stands; false when
+/// the segment ends no wait on the connection's critical path (the stretch
+/// stays uncharged).
 fn charge(
-    (turn, handshake_acked, answered_before, not_accepted): (Turn, bool, bool, bool),
+    state: State,
     segment: &SegmentView,
-    cursor: i64,
+    cursor: Cursor,
     opens: bool,
     charges: &mut Charges,
 ) -> bool {
-    let gap = ms(cursor, segment.timestamp_ns);
+    let State {
+        turn,
+        handshake_acked,
+        answered_before,
+        ..
+    } = state;
+    let gap = ms(cursor.at_ns, segment.timestamp_ns);
+    // A turn passing from one side to the other crosses the capture point:
+    // the way from it to the side that moves next and back is the path's.
+    let path_to_sender = if cursor.direction == segment.direction {
+        0.0
+    } else {
+        (segment.rtts.to_sender_ns as f64 / 1e6).min(gap)
+    };
     let client = segment.direction == Direction::ClientToServer;
     let flags = segment.flags;
     if flags.syn() {
@@ -426,14 +476,14 @@ fn charge(
         } else {
             Part::ClientStart
         };
-        charges.charge(part, gap, None);
+        charges.charge(Part::Propagation, path_to_sender, None);
+        charges.charge(part, gap - path_to_sender, None);
         return true;
     }
     let answers = !client && matches!(turn, Turn::Request | Turn::Client);
     if answers && !segment.resent() {
-        let propagation = (segment.rtts.to_sender_ns as f64 / 1e6).min(gap);
-        charges.charge(Part::Propagation, propagation, None);
-        charges.charge(Part::Server, gap - propagation, None);
+        charges.charge(Part::Propagation, path_to_sender, None);
+        charges.charge(Part::Server, gap - path_to_sender, None);
         return true;
     }
     let sender_pause = if client {
@@ -442,10 +492,10 @@ fn charge(
         Part::ServerPause
     };
     match segment.wait.map(|wait| wait.ended_by) {
-        Some(Release::Timer { .. }) if client && not_accepted => {
+        Some(Release::Timer { .. }) if client && state.unaccepted(segment) => {
             charges.charge(Part::AcceptQueue, gap, None)
         }
-        Some(release) => charge_release(release, segment, cursor, sender_pause, charges),
+        Some(release) => charge_release(release, segment, cursor.at_ns, sender_pause, charges),
         None => charges.charge(Part::Transfer, gap, None),
     }
     true

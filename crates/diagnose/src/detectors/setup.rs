@@ -30,7 +30,9 @@ fn trouble(c: &ConnectionSummary) -> Option<Trouble> {
         _ if c.close.how == CloseHow::Rst && server_silent && c.duration_ms >= GAVE_UP_AFTER_MS => {
             Some(Trouble::ResetUnanswered)
         }
-        _ if !c.handshake.syn_retries_ns.is_empty() => Some(Trouble::Retried),
+        _ if !c.handshake.syn_retries_ns.is_empty() || c.handshake.syn_ack_retries > 0 => {
+            Some(Trouble::Retried)
+        }
         _ => None,
     }
 }
