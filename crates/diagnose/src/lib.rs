@@ -9,7 +9,8 @@
 //! chattiness, periodic stalls, tiny writes, server saturation, the link's
 //! bandwidth, ports reused inside TIME_WAIT, queueing for a connection pool,
 //! SYN options and MSS, and MTU black holes, with a summary of where the
-//! latency sits.
+//! latency sits. Application failures (HTTP error statuses, TLS alerts,
+//! resets instead of answers) are findings too, ranked by severity, not time.
 
 mod detectors;
 mod evidence;
@@ -78,6 +79,14 @@ pub struct Finding {
     pub figures: BTreeMap<&'static str, f64>,
 }
 
+impl Finding {
+    /// A failure, not slowness: it costs no time, and its severity comes from
+    /// how many requests failed.
+    pub fn is_failure(&self) -> bool {
+        self.kind == detectors::APPLICATION_FAILURE
+    }
+}
+
 /// What the detectors read.
 pub struct Inputs<'a> {
     pub connections: &'a [ConnectionSummary],
@@ -105,14 +114,20 @@ impl Inputs<'_> {
     }
 }
 
-/// Every finding, the costliest first.
+/// Every finding, the most severe first; within a severity failures first,
+/// then the costliest.
 pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
     let total_ms = inputs.total_ms().max(f64::MIN_POSITIVE);
     let mut findings = detectors::run(inputs);
     for finding in &mut findings {
         finding.share = (finding.cost_ms / total_ms).min(1.0);
-        finding.severity = Severity::of_share(finding.share);
+        if !finding.is_failure() {
+            finding.severity = Severity::of_share(finding.share);
+        }
     }
-    findings.sort_by(|a, b| b.cost_ms.total_cmp(&a.cost_ms));
+    findings.sort_by(|a, b| {
+        let rank = |f: &Finding| (f.severity, f.is_failure());
+        rank(b).cmp(&rank(a)).then(b.cost_ms.total_cmp(&a.cost_ms))
+    });
     findings
 }

@@ -211,6 +211,7 @@ fn sample_transaction(name: Option<String>) -> Transaction {
         },
         timeout_resends: 0,
         timeout_wait_ms: 0.0,
+        failure: None,
     }
 }
 

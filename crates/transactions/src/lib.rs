@@ -16,10 +16,11 @@ mod signature;
 mod stats;
 
 use serde::Serialize;
-use tcp::{ConnectionSummary, Direction, SegmentView};
+use tcp::{ConnectionSummary, Direction, Role, SegmentView};
 
 pub use latency::{by_connection, ConnectionLatency, Latency, TIMEOUT_MIN_MS};
 use latency::{Message, Silences};
+pub use name::{AppFailure, FailureKind};
 
 pub use signature::size_bucket;
 pub use stats::{by_name, by_signature, Durations, NameStats, SignatureStats};
@@ -57,7 +58,13 @@ pub struct Transaction {
     pub timeout_wait_ms: f64,
     /// Where the time went: network, server, client, TCP's own waits.
     pub latency: Latency,
+    /// What failed, when the transaction did not do what was asked: an HTTP
+    /// error status, a TLS alert, or a server reset before the answer.
+    pub failure: Option<AppFailure>,
 }
+
+/// A server reset this soon after a request's last byte refused it.
+const RESET_AFTER_REQUEST_NS: i64 = 1_000_000_000;
 
 fn ms(from_ns: i64, to_ns: i64) -> f64 {
     (to_ns - from_ns) as f64 / 1e6
@@ -77,6 +84,7 @@ struct Open {
     retransmissions: u64,
     request_name: Option<String>,
     response_name: Option<String>,
+    failure: Option<AppFailure>,
     silences: Silences,
 }
 
@@ -94,6 +102,7 @@ impl Open {
             retransmissions: 0,
             request_name: None,
             response_name: None,
+            failure: None,
             silences: Silences::default(),
         }
     }
@@ -128,6 +137,7 @@ impl Open {
             timeout_resends: self.silences.timeout_resends,
             timeout_wait_ms: self.silences.timeout_wait_ms,
             latency: Latency::default(),
+            failure: self.failure,
         };
         (transaction, self.silences)
     }
@@ -155,6 +165,9 @@ impl Builder {
     /// `payload` is its captured start (possibly empty), read only for the
     /// first segment of a request or response to name it.
     pub fn observe(&mut self, segment: &SegmentView, payload: &[u8]) {
+        if segment.flags.rst() && segment.direction == Direction::ServerToClient {
+            self.server_reset(segment);
+        }
         if segment.len == 0 {
             return;
         }
@@ -177,6 +190,7 @@ impl Builder {
                     turns.count += 1;
                     let mut open = Open::new(turns.count, timestamp_ns);
                     open.request_name = name::of_request(payload);
+                    open.failure = name::failure_in(payload, Role::Client, segment.frame);
                     open
                 });
                 open.silences
@@ -202,6 +216,9 @@ impl Builder {
                 open.retransmissions += u64::from(resent);
                 if open.response.is_none() {
                     open.response_name = name::of_response(payload);
+                    open.failure =
+                        open.failure
+                            .or(name::failure_in(payload, Role::Server, segment.frame));
                 }
                 let (start, end) = open.response.get_or_insert((timestamp_ns, timestamp_ns));
                 open.silences
@@ -211,6 +228,22 @@ impl Builder {
                     *end = (*end).max(timestamp_ns);
                 }
             }
+        }
+    }
+
+    /// A server's reset right after a request, instead of its answer, fails
+    /// that request. (A reset after a long silence is a connection given up
+    /// on, which the diagnosis tells apart.)
+    fn server_reset(&mut self, segment: &SegmentView) {
+        let waiting = self
+            .connections
+            .get_mut(&segment.connection)
+            .and_then(|turns| turns.open.as_mut())
+            .filter(|open| open.response.is_none() && open.request_bytes > 0)
+            .filter(|open| segment.timestamp_ns - open.request_end_ns <= RESET_AFTER_REQUEST_NS);
+        if let Some(open) = waiting {
+            open.failure
+                .get_or_insert(AppFailure::server_reset(segment.frame));
         }
     }
 

@@ -1,6 +1,7 @@
 //! One module per cause. Each detector returns the finding it sees, if any;
 //! the severity and share are filled in by the caller.
 
+mod app_failures;
 mod chattiness;
 mod delayed_ack;
 mod latency;
@@ -17,6 +18,7 @@ mod window;
 use tcp::ConnectionSummary;
 use transactions::Transaction;
 
+pub use app_failures::KIND as APPLICATION_FAILURE;
 pub use rate_limit::rate_limits;
 pub(crate) use setup::setup_wait_ms;
 
@@ -59,6 +61,7 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         chattiness::chattiness(inputs),
         server::periodic_stalls(&server_inputs),
         small_writes::small_writes(inputs),
+        app_failures::application_failures(inputs),
     ]
     .into_iter()
     .flatten()
@@ -73,7 +76,9 @@ pub fn run(inputs: &Inputs) -> Vec<Finding> {
         }
         findings.push(saturation);
     }
-    findings.extend(latency::latency_split(inputs, findings.is_empty()));
+    // Failures are not slowness: they leave the latency summary its time.
+    let nothing_explains_the_time = findings.iter().all(Finding::is_failure);
+    findings.extend(latency::latency_split(inputs, nothing_explains_the_time));
     findings
 }
 

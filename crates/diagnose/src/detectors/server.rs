@@ -33,9 +33,11 @@ pub fn server_think_time(inputs: &Inputs) -> Option<Finding> {
     let mut found = finding(
         "server_think_time",
         format!(
-            "The server takes {typical:.1} ms to answer (median of {} requests): {:.0}% of \
-             their time",
-            thinks.len(),
+            "The server takes {typical:.1} ms to answer ({}): {:.0}% of their time",
+            match thinks.len() {
+                1 => "1 request".to_string(),
+                count => format!("median of {count} requests"),
+            },
             100.0 * total_think / total
         ),
         total_think,

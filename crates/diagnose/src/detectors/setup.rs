@@ -61,7 +61,8 @@ pub fn setup_failures(inputs: &Inputs) -> Option<Finding> {
     let waits: Vec<f64> = retried.iter().map(|c| setup_wait_ms(c)).collect();
     // A refused attempt loses only its round trip, but it is all its connection did.
     let refused_ms: f64 = of(Trouble::Refused).map(|c| c.duration_ms).sum();
-    let cost = waits.iter().sum::<f64>() + resets.iter().sum::<f64>() + refused_ms;
+    // (An empty sum is -0.0; adding 0.0 keeps "-0.0 s" out of the text.)
+    let cost = waits.iter().sum::<f64>() + resets.iter().sum::<f64>() + refused_ms + 0.0;
     let most_retried = retried
         .iter()
         .max_by_key(|c| c.handshake.syn_retries_ns.len());
