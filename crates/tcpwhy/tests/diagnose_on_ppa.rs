@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -111,9 +111,7 @@ const PINNED: [(&str, Expect); 14] = [
 ];
 
 fn ppa(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/captures/ppa")
-        .join(name)
+    synth::shared_captures("ppa").join(name)
 }
 
 fn check(capture: &str, expect: &Expect, findings: &[Value]) -> Result<(), String> {

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 const HANG_LIMIT: Duration = Duration::from_secs(20);
 
 fn test_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures/tcpdump-tests");
+    let dir = synth::shared_captures("tcpdump-tests");
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("../shared/captures/tcpdump-tests beside the checkout")
+        .unwrap()
         .map(|entry| entry.unwrap().path())
         .collect();
     files.sort();

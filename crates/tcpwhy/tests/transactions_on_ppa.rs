@@ -23,9 +23,7 @@ const HTTP_CAPTURES: [&str; 11] = [
 ];
 
 fn ppa(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/captures/ppa")
-        .join(name)
+    synth::shared_captures("ppa").join(name)
 }
 
 /// tshark's values of `fields` for the packets matching `filter`, one row per
