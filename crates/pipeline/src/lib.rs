@@ -6,16 +6,22 @@
 //! and decodes frames into batches of segments; the other tracks connections
 //! and maps a mapped file's pages ahead of the reader (see
 //! [`capture::MapAhead`]). Output (tables, JSON, HTML) is not done here.
+//! A [`Selection`] narrows what the stages after the tracker see.
+
+mod select;
 
 use std::sync::mpsc;
 use std::thread;
 
 use capture::{CaptureError, Frame, MergedReader};
-use decode::{Segment, Skip};
+use decode::{NonTcp, Segment, Skip};
 use diagnose::{Evidence, Finding, Inputs};
 use tcp::{ConnectionSummary, Event, EventKind, SegmentView, Tracker};
 use timeline::{Series, Tick, Timeline};
 use transactions::{Builder, Transaction};
+
+use select::Selecting;
+pub use select::{Instant, Network, Selection};
 
 /// Told how far the read has got, for a progress bar; `finish` once it is over.
 pub trait ReadProgress: Send + 'static {
@@ -49,6 +55,9 @@ pub struct Analysis {
     /// Empty unless asked for; the costliest first.
     pub findings: Vec<Finding>,
     pub counts: Counts,
+    /// The first TCP segment's time: the capture's start, from which offsets
+    /// are counted (and a selection's window resolved). None without TCP.
+    pub first_ns: Option<i64>,
     /// The error that stopped the read, if any: the results are then partial.
     pub error: Option<CaptureError>,
 }
@@ -58,7 +67,36 @@ pub struct Analysis {
 pub struct Counts {
     pub frames: u64,
     pub tcp_segments: u64,
+    /// The TCP segments the selection kept: all of them without one.
+    pub selected_segments: u64,
     pub skipped: SkipCounts,
+    /// The frames without TCP, by what they carried.
+    pub other_traffic: OtherTraffic,
+}
+
+/// Frames that held no TCP, by protocol: what a capture of little TCP holds.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct OtherTraffic {
+    pub udp: u64,
+    pub icmp: u64,
+    pub arp: u64,
+    pub other: u64,
+}
+
+impl OtherTraffic {
+    fn add(&mut self, protocol: NonTcp) {
+        let counter = match protocol {
+            NonTcp::Udp => &mut self.udp,
+            NonTcp::Icmp => &mut self.icmp,
+            NonTcp::Arp => &mut self.arp,
+            NonTcp::Other => &mut self.other,
+        };
+        *counter += 1;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.udp + self.icmp + self.arp + self.other
+    }
 }
 
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -75,8 +113,8 @@ impl SkipCounts {
     fn add(&mut self, skip: Skip) {
         let counter = match skip {
             Skip::UnsupportedLinkType => &mut self.unsupported_link_type,
-            Skip::NotIp => &mut self.not_ip,
-            Skip::NotTcp => &mut self.not_tcp,
+            Skip::NotIp(_) => &mut self.not_ip,
+            Skip::NotTcp(_) => &mut self.not_tcp,
             Skip::Fragment => &mut self.ip_fragment,
             Skip::Truncated => &mut self.truncated_header,
             Skip::Malformed => &mut self.malformed_header,
@@ -128,13 +166,16 @@ impl Batch {
     }
 }
 
-/// Which later stages a command needs.
-#[derive(Clone, Copy, Default)]
+/// Which later stages a command needs, and what traffic they look at.
+#[derive(Clone, Default)]
 pub struct Stages {
     pub transactions: bool,
     /// Some to build the timeline: with a tick in nanoseconds, or chosen from the capture.
     pub timeline: Option<Option<i64>>,
     pub diagnose: bool,
+    /// The traffic the stages after the tracker see; connection ids stay
+    /// those of the whole capture.
+    pub selection: Selection,
 }
 
 /// Reads every file once, calling `on_event` for each analysis event as it is raised.
@@ -147,7 +188,8 @@ pub fn analyze(
     analyze_observed(paths, stages, progress, on_event, |_| {})
 }
 
-/// [`analyze`], also calling `on_segment` for each TCP segment with what the tracker made of it.
+/// [`analyze`], also calling `on_segment` for each TCP segment with what the
+/// tracker made of it, selected or not.
 pub fn analyze_observed(
     paths: &[String],
     stages: Stages,
@@ -203,13 +245,16 @@ pub fn analyze_frames<'a>(frames: impl IntoIterator<Item = Frame<'a>>, stages: S
 }
 
 /// The stages after decoding, fed one segment at a time: the tracker, and
-/// the transactions, timeline and diagnosis that were asked for.
+/// the transactions, timeline and diagnosis that were asked for, over the
+/// selected traffic.
 pub struct Analyzer {
     tracker: Tracker,
+    selecting: Option<Selecting>,
     builder: Option<Builder>,
     evidence: Option<Evidence>,
     timeline: Option<Timeline>,
     counts: Counts,
+    first_ns: Option<i64>,
 }
 
 impl Analyzer {
@@ -220,11 +265,13 @@ impl Analyzer {
         let timeline_tick = stages.timeline.or(stages.diagnose.then_some(None));
         Analyzer {
             tracker: Tracker::new(),
+            selecting: Selecting::new(stages.selection),
             builder: wants_transactions.then(Builder::new),
             evidence: stages.diagnose.then(Evidence::default),
             timeline: timeline_tick
                 .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick)),
             counts: Counts::default(),
+            first_ns: None,
         }
     }
 
@@ -232,7 +279,14 @@ impl Analyzer {
     /// empty), read only to name transactions.
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> SegmentView {
         self.counts.tcp_segments += 1;
+        self.first_ns.get_or_insert(segment.timestamp_ns);
         let view = self.tracker.process(segment);
+        if let Some(selecting) = &mut self.selecting {
+            if !selecting.keeps(segment, &view) {
+                return view;
+            }
+        }
+        self.counts.selected_segments += 1;
         if let Some(builder) = &mut self.builder {
             builder.observe(&view, payload);
         }
@@ -245,12 +299,20 @@ impl Analyzer {
     /// A frame that held no TCP segment the analysis can use.
     pub fn skipped(&mut self, skip: Skip) {
         self.counts.skipped.add(skip);
+        if let Skip::NotIp(protocol) | Skip::NotTcp(protocol) = skip {
+            self.counts.other_traffic.add(protocol);
+        }
     }
 
     /// The analysis events raised since the last call, in frame order:
     /// counted in the timeline, kept as evidence, then handed to `on_event`.
     pub fn drain_events(&mut self, mut on_event: impl FnMut(&Event)) {
         for event in self.tracker.drain_events() {
+            if let Some(selecting) = &self.selecting {
+                if !selecting.keeps_event(&event) {
+                    continue;
+                }
+            }
             if let Some(timeline) = &mut self.timeline {
                 count_event(timeline, &event);
             }
@@ -266,7 +328,10 @@ impl Analyzer {
     pub fn finish(self, frames: u64, error: Option<CaptureError>) -> Analysis {
         let mut counts = self.counts;
         counts.frames = frames;
-        let connections = self.tracker.finish();
+        let mut connections = self.tracker.finish();
+        if let Some(selecting) = &self.selecting {
+            connections.retain(|connection| selecting.kept_connection(connection.id));
+        }
         let transactions = self
             .builder
             .map(|builder| builder.finish(&connections))
@@ -292,6 +357,7 @@ impl Analyzer {
             ticks,
             findings,
             counts,
+            first_ns: self.first_ns,
             error,
         }
     }

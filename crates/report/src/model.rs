@@ -48,6 +48,7 @@ struct Meta {
     origin_day_ms: f64,
     detail_command: String,
     detail_limits: DetailLimits,
+    partial: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -104,6 +105,7 @@ pub fn build<'a>(report: &Report<'a>) -> Model<'a> {
                 ladder_packets: crate::detail::LADDER_PACKETS,
                 points: crate::detail::MAX_POINTS,
             },
+            partial: report.partial.clone(),
         },
         findings: report.findings,
         connections: Connections::new(report, clock),

@@ -1,5 +1,6 @@
 //! `tcpwhy report`: the full analysis, packet detail of the connections worth
-//! a closer look, and one HTML file written atomically.
+//! a closer look, and one HTML file written atomically. A capture cut off
+//! inside its last record still gets its report, marked partial.
 //!
 //! Files are read twice: once for the analysis, which says which connections
 //! to detail, then once more collecting those connections' packets. Standard
@@ -25,17 +26,19 @@ pub enum Failure {
     Output(String),
 }
 
-/// Analyzes `files` and writes the report to `output`; the analysis is returned for the exit code.
+/// Analyzes the traffic `stages` selects in `files` and writes the report
+/// to `output`; the analysis is returned for the exit code.
 pub fn write_report(
     files: &[String],
     output: &Path,
     asked: &[u64],
+    stages: Stages,
     progress: impl Fn() -> Progress,
 ) -> Result<Analysis, Failure> {
     refuse_overwriting_an_input(files, output)?;
-    let (analysis, details) = analyze_with_detail(files, asked, progress)?;
-    if let Some(error) = analysis.error {
-        return Err(Failure::BadInput(error));
+    let (analysis, details) = analyze_with_detail(files, asked, stages, progress)?;
+    if let Some(error) = analysis.error.as_ref().filter(|error| !error.cut_short) {
+        return Err(Failure::BadInput(error.clone()));
     }
     let report = Report {
         files,
@@ -46,10 +49,11 @@ pub fn write_report(
         findings: &analysis.findings,
         details: &details,
         detail_command: format!(
-            "tcpwhy report {} -o {} --connection",
+            "tcpwhy report {} -o {} --detail",
             files.join(" "),
             output.display()
         ),
+        partial: crate::output::partial_note(&analysis),
     };
     write_atomically(output, |out| report::write(out, &report))
         .map_err(|error| Failure::Output(format!("{}: {error}", output.display())))?;
@@ -59,12 +63,14 @@ pub fn write_report(
 fn analyze_with_detail(
     files: &[String],
     asked: &[u64],
+    stages: Stages,
     progress: impl Fn() -> Progress,
 ) -> Result<(Analysis, Vec<ConnectionDetail>), Failure> {
     let stages = Stages {
         transactions: true,
         timeline: Some(None),
         diagnose: true,
+        ..stages
     };
     if files.iter().any(|file| file == "-") {
         let wanted: Vec<u64> = asked
@@ -85,7 +91,11 @@ fn analyze_with_detail(
     }
     let analysis =
         pipeline::analyze(files, stages, progress(), |_| {}).map_err(Failure::BadInput)?;
-    if analysis.error.is_some() {
+    if analysis
+        .error
+        .as_ref()
+        .is_some_and(|error| !error.cut_short)
+    {
         return Ok((analysis, Vec::new()));
     }
     let chosen = report::connections_to_detail(
@@ -105,8 +115,8 @@ fn analyze_with_detail(
     )
     .map_err(Failure::BadInput)?;
     match again.error {
-        Some(error) => Err(Failure::BadInput(error)),
-        None => Ok((analysis, collector.finish())),
+        Some(error) if !error.cut_short => Err(Failure::BadInput(error)),
+        _ => Ok((analysis, collector.finish())),
     }
 }
 

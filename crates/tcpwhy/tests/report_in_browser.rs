@@ -221,7 +221,8 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
         ticks: &analysis.ticks,
         findings: &[finding],
         details: &collector.finish(),
-        detail_command: format!("tcpwhy report {HOSTILE_SCRIPT}.pcap --connection"),
+        detail_command: format!("tcpwhy report {HOSTILE_SCRIPT}.pcap --detail"),
+        partial: Some(format!("partial: {HOSTILE_SCRIPT}")),
     };
     report::write(&mut std::fs::File::create(html).unwrap(), &report).unwrap();
 }

@@ -24,10 +24,12 @@ struct End<'a> {
     counts: &'a Counts,
     /// True when an error stopped the read: everything above is what came before it.
     partial: bool,
+    /// The error was the input ending inside a record: the results are usable.
+    cut_short: bool,
     error: Option<String>,
 }
 
-fn line<T: Serialize>(out: &mut impl Write, kind: &'static str, body: &T) -> io::Result<()> {
+pub fn line<T: Serialize>(out: &mut impl Write, kind: &'static str, body: &T) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &Line { kind, body })?;
     out.write_all(b"\n")
 }
@@ -75,22 +77,27 @@ struct RateLimit {
 
 fn serialize(connections: &[ConnectionSummary]) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(connections.len() * 1536);
-    for connection in connections {
-        let [client_to_server, server_to_client] = diagnose::rate_limits(connection);
-        let rate_limit = RateLimit {
-            client_to_server,
-            server_to_client,
-        };
-        line(
-            &mut bytes,
-            "connection",
-            &WithRateLimit {
-                connection,
-                rate_limit,
-            },
-        )?;
+    for c in connections {
+        connection(&mut bytes, c)?;
     }
     Ok(bytes)
+}
+
+/// One `connection` line, with what limits each direction's rate.
+pub fn connection(out: &mut impl Write, connection: &ConnectionSummary) -> io::Result<()> {
+    let [client_to_server, server_to_client] = diagnose::rate_limits(connection);
+    let rate_limit = RateLimit {
+        client_to_server,
+        server_to_client,
+    };
+    line(
+        out,
+        "connection",
+        &WithRateLimit {
+            connection,
+            rate_limit,
+        },
+    )
 }
 
 pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
@@ -134,6 +141,7 @@ pub fn end(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
         findings: analysis.findings.len(),
         counts: &analysis.counts,
         partial: analysis.error.is_some(),
+        cut_short: analysis.error.as_ref().is_some_and(|error| error.cut_short),
         error: analysis.error.as_ref().map(ToString::to_string),
     };
     line(out, "end", &end)
