@@ -54,6 +54,7 @@ const PINNED: [(&str, Expect); 14] = [
             &[
                 "9 connection attempts waited for SYN retries",
                 "9 attempts never answered",
+                "all to 203.0.113.94:80",
             ],
         ),
     ),
