@@ -1,7 +1,7 @@
 //! On each lab scenario whose cause tcpwhy detects, that cause is the top
 //! finding; on the healthy baseline nothing rises above info.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! Findings on the book's captures (../shared/captures/ppa), each checked by
 //! hand with tshark: what tshark shows is noted beside each capture.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! Findings on scripted traces, for causes the lab cannot stage cheaply.
 
-mod common;
+use crate::common;
 
 use synth::{Conversation, Side, Trace};
 

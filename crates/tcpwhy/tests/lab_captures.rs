@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 /// Linux holds a delayed ACK at least 40 ms; its timer and the lab's wire add a little.
 const DELAYED_ACK_MS: std::ops::RangeInclusive<f64> = 36.0..=60.0;

@@ -2,7 +2,7 @@
 //! `--fail-on` turns findings into exit code 1 for diagnose and report; flags
 //! may come before the file when no command is named.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! capture runs as script, and charts made again and again leave no garbage. Needs chromium and the node packages of
 //! tests/browser, which `.ci/run` installs.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! Transaction names on the book's captures against what tshark decodes:
 //! HTTP methods, paths and status codes, and the TLS server name.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

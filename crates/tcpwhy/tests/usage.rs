@@ -4,7 +4,7 @@
 //! results, failed requests are named, flags go anywhere on the line, and
 //! the text is laid out for people.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
