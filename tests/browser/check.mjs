@@ -212,6 +212,9 @@ async function main() {
     if (errors.length) failures.push(`console errors: ${errors.join(" | ")}`);
     result.networkRequests = requests;
     if (requests.length) failures.push(`the report loaded from the network: ${requests.join(", ")}`);
+    // No tooltip left from the hover above, and no sticky bar over an element.
+    await page.mouse.move(0, 0);
+    await page.addStyleTag({ content: "nav { position: static; }" });
     if (options.screenshot && options.screenshotElement) {
       await page.locator(options.screenshotElement).screenshot({ path: options.screenshot });
     } else if (options.screenshot) {

@@ -114,7 +114,10 @@ const Charts = (() => {
     return linearTicks(axis, u0, u1, count, axis.format);
   }
 
-  /** 1, 2 and 5 times powers of ten on a log axis that spans less than two decades. */
+  /**
+   * 1, 2 and 5 times powers of ten on a log axis that spans less than two
+   * decades; evenly stepped values when fewer than two of those fall in it.
+   */
   function logTicksWithinDecades(axis, u0, u1, count) {
     const out = [];
     for (let power = Math.floor(u0); power <= Math.ceil(u1); power++) {
@@ -123,7 +126,15 @@ const Charts = (() => {
         if (u >= u0 && u <= u1) out.push([u, axis.format(m * Math.pow(10, power))]);
       }
     }
-    return out.length >= 2 || count < 2 ? out : linearTicks(axis, u0, u1, count, axis.format);
+    if (out.length >= 2 || count < 2) return out;
+    const [lo, hi] = [Math.pow(10, u0), Math.pow(10, u1)];
+    const step = niceStep(hi - lo, count);
+    const scale = { step, top: hi };
+    const values = [];
+    for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi * (1 + 1e-9) && values.length < 50; k++) {
+      values.push([Math.log10(k * step), axis.format(k * step, scale)]);
+    }
+    return values;
   }
 
   /** Evenly stepped ticks; counts (`integer` axes) step by whole numbers. */

@@ -11,8 +11,10 @@ const LOSS_BAND = "rgba(214, 39, 40, 0.12)";
 const RED = "#d62728";
 const OUTCOME_COLORS = { established: "#8fa8c8", retried: "#ff7f0e", reset: "#9467bd", failed: RED };
 const TIME = { time: true, label: "time of day (UTC)" };
-/** Ladder gaps this many times the usual one (and over a millisecond) are cut short. */
-const LADDER_CUT_FACTOR = 8;
+/** Ladder gaps up to this many times the usual one are drawn to scale; longer
+ * ones grow with the logarithm of their length, and those over a
+ * millisecond are marked as idle pauses cut short. */
+const LADDER_TO_SCALE = 4;
 const LADDER_CUT_MIN_MS = 1;
 const charts = {};
 let selected = null;
@@ -63,7 +65,7 @@ function renderFindings() {
       { label: "rank", value: (i) => i + 1, numeric: true },
       { label: "severity", value: value("severity") },
       { label: "finding", value: value("title") },
-      { label: "cost", value: value("cost_ms"), numeric: true, format: Charts.duration },
+      { label: "cost", value: value("cost_ms"), numeric: true, format: costCell },
       { label: "share", value: value("share"), numeric: true, format: (v) => `${(100 * v).toFixed(1)}%` },
       { label: "connections", value: value("connections"), numeric: true },
       { label: "transactions", value: value("transactions"), numeric: true },
@@ -73,19 +75,31 @@ function renderFindings() {
   });
 }
 
+/** What a finding costs: its time and share, or, for a failure, what failed. */
+function costText(f) {
+  const touched = `${plural(f.connections, "connection")}, ${plural(f.transactions, "transaction")}`;
+  if (f.kind === "application_failure") return `A failure, not slowness: ${touched} failed.`;
+  if (f.cost_ms < 0.05) return `No time of its own; ${touched}.`;
+  return `Cost ${Charts.duration(f.cost_ms)} (${(100 * f.share).toFixed(1)}% of the time at stake), ${touched}.`;
+}
+
+/** A finding's cost in the table: none for a failure or a summary. */
+const costCell = (ms) => (ms < 0.05 ? "none" : Charts.duration(ms));
+
 function findingCard(f, rank) {
   const card = el("article", `finding ${f.severity}`);
   card.dataset.kind = f.kind;
   const head = el("h3");
   head.append(el("span", `badge ${f.severity}`, f.severity), document.createTextNode(` ${rank}. ${f.title}`));
   card.append(head);
-  card.append(el("p", "cost", `Cost ${Charts.duration(f.cost_ms)} (${(100 * f.share).toFixed(1)}% of the time at stake), ` +
-    `${plural(f.connections, "connection")}, ${plural(f.transactions, "transaction")}.`));
-  const share = el("div", "share");
-  const bar = el("div", "share-bar");
-  bar.style.width = `${Math.max(1, 100 * f.share)}%`;
-  share.append(bar);
-  card.append(share);
+  card.append(el("p", "cost", costText(f)));
+  if (f.kind !== "application_failure" && f.cost_ms >= 0.05) {
+    const share = el("div", "share");
+    const bar = el("div", "share-bar");
+    bar.style.width = `${Math.max(1, 100 * f.share)}%`;
+    share.append(bar);
+    card.append(share);
+  }
   if (f.suspected) card.append(el("p", "suspected", `Suspected: ${f.suspected}`));
   const facts = el("dl");
   for (const [term, text] of [["Why", f.explanation], ["Fix", f.fix], ["What if", f.what_if]]) {
@@ -192,7 +206,7 @@ function transactionsChart() {
     height: 340, originDayMs: DATA.meta.origin_day_ms,
     x: { ...TIME, ...captureSpan() },
     y: { label: "duration", kind: "log", format: Charts.duration },
-    y2: { label: "concurrent", format: Charts.si },
+    y2: { label: "concurrent", format: Charts.si, integer: true },
     overlay: selectionOverlay,
     layers: [
       lossBands(),
@@ -610,7 +624,11 @@ function sequenceChart(d) {
 function ladderScale(times) {
   const gaps = times.slice(1).map((t, i) => t - times[i]).filter((gap) => gap > 0).sort((a, b) => a - b);
   const usual = Math.max(gaps.length ? gaps[Math.floor(gaps.length / 2)] : 1, 1e-3);
-  const cutAbove = Math.max(LADDER_CUT_FACTOR * usual, LADDER_CUT_MIN_MS);
+  const cutAbove = Math.max(2 * LADDER_TO_SCALE * usual, LADDER_CUT_MIN_MS);
+  const step = (gap) => {
+    const ratio = gap / usual;
+    return ratio <= LADDER_TO_SCALE ? Math.max(1, ratio) : LADDER_TO_SCALE + 2 * Math.log2(ratio / LADDER_TO_SCALE);
+  };
   const knots = [[times[0] ?? 0, 0]];
   const cuts = [];
   for (let i = 1; i < times.length; i++) {
@@ -619,7 +637,7 @@ function ladderScale(times) {
     const [, u] = knots[knots.length - 1];
     const cut = gap > cutAbove;
     if (cut) cuts.push({ from: times[i - 1], to: times[i] });
-    knots.push([times[i], u + (cut ? 3 : Math.max(1, gap / usual))]);
+    knots.push([times[i], u + step(gap)]);
   }
   const slope = 1 / usual;
   const between = (pairs, value, fromIndex, toIndex) => {

@@ -53,7 +53,7 @@ pub fn write_report(
             files.join(" "),
             output.display()
         ),
-        partial: crate::output::partial_note(&analysis),
+        partial: crate::output::partial_reason(&analysis),
     };
     write_atomically(output, |out| report::write(out, &report))
         .map_err(|error| Failure::Output(format!("{}: {error}", output.display())))?;

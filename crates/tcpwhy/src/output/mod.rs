@@ -81,16 +81,21 @@ pub fn timeline(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> 
 
 /// Says that the results are partial, and why, when the read stopped early.
 pub fn partial_note(analysis: &Analysis) -> Option<String> {
+    partial_reason(analysis).map(|reason| format!("partial: {reason}"))
+}
+
+/// Why the read stopped early, when it did.
+pub fn partial_reason(analysis: &Analysis) -> Option<String> {
     let error = analysis.error.as_ref()?;
     Some(if error.cut_short {
         format!(
-            "partial: {} ends inside a record at byte {}; the results cover the {} before it",
+            "{} ends inside a record at byte {}; the results cover the {} before it",
             error.path,
             error.offset,
             text::plural(analysis.counts.frames, "frame")
         )
     } else {
-        format!("partial: the read stopped at {error}")
+        format!("the read stopped at {error}")
     })
 }
 
