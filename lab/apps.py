@@ -15,6 +15,12 @@ scenario needs. Run one as `apps.py NAME [options]` inside a host's namespace.
 - slow-accept: listens with a tiny backlog and accepts slowly.
 - front: a front tier that answers each request by calling the back tier
   through a connection pool that grows by at most one connection a second.
+- app-server: fails at the application's level: HTTP on --port answers
+  /missing with 404 and /broken with 500 and resets the connection on
+  /reset; TLS on --port + 1 with a certificate no client trusts; TLS 1.3
+  only on --port + 2.
+- app-client: one request of each kind to app-server, each on its own
+  connection, TLS at most 1.2 so the alerts travel in the clear.
 
 Bulk senders (source, upload, and rr-server given --tcp-info) can log their
 socket's TCP_INFO while they send: the kernel's own account of what limited
@@ -28,7 +34,10 @@ import itertools
 import json
 import os
 import socket
+import ssl
 import struct
+import subprocess
+import tempfile
 import threading
 import time
 
@@ -340,11 +349,86 @@ def slow_accept(args):
                          daemon=True).start()
 
 
+HTTP_ANSWERS = {b"/missing": b"404 Not Found", b"/broken": b"500 Internal Server Error"}
+
+
+def serve_http(connection):
+    request = connection.recv(4096)
+    path = request.split(b" ")[1] if request.count(b" ") >= 2 else b"/"
+    if path == b"/reset":
+        # SO_LINGER with a zero timeout: close() sends a reset, not a FIN.
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        connection.close()
+        return
+    status = HTTP_ANSWERS.get(path, b"200 OK")
+    connection.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Length: 2\r\n\r\nok")
+    connection.recv(4096)
+    connection.close()
+
+
+def self_signed_certificate(directory):
+    key, certificate = os.path.join(directory, "key.pem"), os.path.join(directory, "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=twlab.invalid", "-keyout", key, "-out", certificate],
+                   check=True, capture_output=True)
+    return certificate, key
+
+
+def serve_tls(server, context):
+    while True:
+        connection, _ = server.accept()
+        try:
+            with context.wrap_socket(connection, server_side=True) as tls:
+                tls.recv(4096)
+        except (ssl.SSLError, OSError):
+            pass
+
+
+def app_server(args):
+    # Listening first: clients that come while the certificate is made wait in the backlog.
+    server, untrusted_server, modern_server = (listener(args.port + offset) for offset in range(3))
+    directory = tempfile.mkdtemp(prefix="twlab-tls-")
+    certificate, key = self_signed_certificate(directory)
+    untrusted = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    untrusted.load_cert_chain(certificate, key)
+    modern_only = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    modern_only.load_cert_chain(certificate, key)
+    modern_only.minimum_version = ssl.TLSVersion.TLSv1_3
+    for tls_server, context in ((untrusted_server, untrusted), (modern_server, modern_only)):
+        threading.Thread(target=serve_tls, args=(tls_server, context), daemon=True).start()
+    while True:
+        connection, _ = server.accept()
+        threading.Thread(target=serve_http, args=(connection,), daemon=True).start()
+
+
+def app_client(args):
+    for method, path in (("GET", "/"), ("GET", "/missing"), ("POST", "/broken"),
+                         ("GET", "/reset")):
+        with socket.create_connection((args.server, args.port), timeout=5) as connection:
+            connection.sendall(f"{method} {path} HTTP/1.1\r\nHost: twlab\r\n\r\n".encode())
+            try:
+                connection.recv(4096)
+            except ConnectionResetError:
+                pass
+        time.sleep(0.1)
+    for offset in (1, 2):
+        context = ssl.create_default_context()
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
+        try:
+            with socket.create_connection((args.server, args.port + offset), timeout=5) as raw:
+                with context.wrap_socket(raw, server_hostname="twlab.invalid"):
+                    pass
+        except (ssl.SSLError, OSError):
+            pass
+        time.sleep(0.1)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("app", choices=["rr-server", "rr-client", "sink", "source", "upload",
-                                        "download", "slow-accept", "front"])
+                                        "download", "slow-accept", "front", "app-server",
+                                        "app-client"])
     parser.add_argument("--server", default="10.77.0.2")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--think-ms", type=float, default=0)
@@ -391,7 +475,8 @@ def main():
     parser.add_argument("--accept-every-s", type=float, default=1.0)
     args = parser.parse_args()
     apps = {"rr-server": rr_server, "rr-client": rr_client, "sink": sink, "source": source,
-            "upload": upload, "download": download, "slow-accept": slow_accept, "front": front}
+            "upload": upload, "download": download, "slow-accept": slow_accept, "front": front,
+            "app-server": app_server, "app-client": app_client}
     apps[args.app](args)
 
 

@@ -51,6 +51,15 @@ def packets(path):
     return [Packet(line.split("\t")) for line in lines.splitlines() if line]
 
 
+def field_values(path, display_filter, field, decode_as=()):
+    """One tshark field's values over the packets a display filter matches."""
+    command = ["tshark", "-n", "-r", path, "-Y", display_filter, "-T", "fields", "-e", field]
+    for rule in decode_as:
+        command += ["-d", rule]
+    lines = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return [value for line in lines.splitlines() for value in line.split(",") if value]
+
+
 def data_from(pkts, src_ip):
     return [p for p in pkts if p.src == src_ip and p.len > 0]
 

@@ -419,6 +419,29 @@ def pool_queueing(lab):
                  f"connections, one every {interval:.2f} s")
 
 
+TLS_ALERTS = {"48": "unknown_ca", "70": "protocol_version"}
+
+
+def app_failures(lab):
+    """Requests that fail at the application's level, fast: HTTP 404 and 500,
+    a reset instead of an answer, a certificate the client does not trust,
+    and a server that speaks only a newer TLS than the client."""
+    setup = Setup(server=["app-server"], client=["app-client"])
+    path = lab.record("app_failures", setup)["client"]
+    statuses = measure.field_values(path, "http.response.code >= 400", "http.response.code")
+    alerts = measure.field_values(path, "tls.alert_message", "tls.alert_message.desc",
+                                  decode_as=["tcp.port==8081,tls", "tcp.port==8082,tls"])
+    resets = [p for p in measure.packets(path) if p.rst and p.src == SERVER_IP]
+    require(sorted(statuses) == ["404", "500"] and sorted(alerts) == ["48", "70"]
+            and len(resets) == 1, f"statuses {statuses}, alerts {alerts}, {len(resets)} resets")
+    alert_names = [TLS_ALERTS[code] for code in sorted(alerts)]
+    lab.manifest("app_failures", ["application_failure"], setup, path, "client",
+                 {"http_errors": sorted(int(code) for code in statuses),
+                  "tls_alerts": alert_names, "server_resets": len(resets), "requests": 6},
+                 f"HTTP {', '.join(sorted(statuses))}; TLS alerts {', '.join(alert_names)}; "
+                 f"{len(resets)} reset by the server")
+
+
 def healthy(lab):
     setup = Setup(server=["rr-server", "--chunks", "2000", "--nodelay", "1"],
                   client=["rr-client", "--chunks", "2000", "--requests", "20", "--nodelay", "1"])
@@ -439,7 +462,7 @@ SCENARIOS = {f.__name__: f for f in (
     delayed_ack, nagle_delayed_ack, receive_window_limit, zero_window, loss_bursts_downstream,
     loss_upstream, syn_drops, server_think_time, small_writes, periodic_stalls,
     chatty_high_rtt, link_rate_limit, odd_segments_delayed_ack, port_reuse, pool_queueing,
-    healthy)}
+    app_failures, healthy)}
 
 
 def parse_arguments():
@@ -457,9 +480,11 @@ def parse_arguments():
 def check_environment():
     if os.geteuid() != 0:
         sys.exit("lab: run as root (network namespaces and TAP devices)")
-    missing = [tool for tool in ("ip", "tcpdump", "tshark") if shutil.which(tool) is None]
+    missing = [tool for tool in ("ip", "tcpdump", "tshark", "openssl")
+               if shutil.which(tool) is None]
     if missing:
-        sys.exit(f"lab: {', '.join(missing)} missing (apt-get install iproute2 tcpdump tshark)")
+        sys.exit(f"lab: {', '.join(missing)} missing "
+                 "(apt-get install iproute2 tcpdump tshark openssl)")
 
 
 def main():

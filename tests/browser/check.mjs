@@ -1,11 +1,14 @@
 // Opens a tcpwhy HTML report in headless Chromium (the system's, through
 // playwright-core) and checks that it works: no console error, findings
 // shown, every chart drawn with data, a click on a connection row draws its
-// ladder, and no script from the data runs. Prints a JSON summary; exits 1
-// with the reasons when a check fails.
+// ladder, and no script from the data runs. With --leak-check, selects
+// connections ROUNDS times and measures the JS heap (after garbage
+// collection) and the charts on the page before and after, then how many
+// charts one resize redraws. Prints a JSON summary; exits 1 with the reasons
+// when a check fails.
 //
 //   node check.mjs REPORT.html [--screenshot FILE [--screenshot-height PX | --screenshot-element CSS]]
-//                  [--expect-text TEXT]... [--no-click]
+//                  [--expect-text TEXT]... [--no-click] [--leak-check ROUNDS]
 import { chromium } from "playwright-core";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +28,7 @@ function parseArguments(argv) {
     else if (arg === "--screenshot-height") options.screenshotHeight = Number(argv[++i]);
     else if (arg === "--screenshot-element") options.screenshotElement = argv[++i];
     else if (arg === "--chromium") options.executable = argv[++i];
+    else if (arg === "--leak-check") options.leakRounds = Number(argv[++i]);
     else options.report = arg;
   }
   if (!options.report) throw new Error("usage: node check.mjs REPORT.html [--screenshot FILE] [--expect-text TEXT]...");
@@ -75,6 +79,42 @@ async function hoverUntilTooltip(page, id) {
     }
   }
   return null;
+}
+
+/** The JS heap in use after a full garbage collection, in bytes. */
+async function heapAfterGc(cdp) {
+  await cdp.send("HeapProfiler.collectGarbage");
+  return (await cdp.send("Runtime.getHeapUsage")).usedSize;
+}
+
+/**
+ * Selects the detailed connections in turn `rounds` times, as a user
+ * clicking through them would: every selection tears the connection's charts
+ * down and makes them again. Returns the heap and the charts on the page
+ * before and after, and the redraws one resize of the window causes.
+ */
+async function leakCheck(page, rounds) {
+  const cdp = await page.context().newCDPSession(page);
+  const select = (count) => page.evaluate((count) => {
+    const ids = DATA.details.map((d) => d.connection);
+    for (let i = 0; i < count; i++) selectConnection(ids[i % ids.length]);
+    return Charts.census ? Charts.census() : { live: null, draws: null };
+  }, count);
+  // Warm up first: compiled code and inline caches grow the heap for a while, then stop.
+  await select(200);
+  const heapBefore = await heapAfterGc(cdp);
+  const before = await select(0);
+  const after = await select(rounds);
+  const heapAfter = await heapAfterGc(cdp);
+  await page.setViewportSize({ width: 1300, height: 1000 });
+  await page.waitForTimeout(500);
+  const resized = await select(0);
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  return {
+    rounds, heapBefore, heapAfter, heapGrowth: heapAfter - heapBefore,
+    chartsBefore: before.live, chartsAfter: after.live,
+    resizeRedraws: resized.draws == null ? null : resized.draws - after.draws,
+  };
 }
 
 /** Drawn marks per chart canvas, as the chart toolkit records them. */
@@ -159,6 +199,7 @@ async function main() {
     }
     result.tooltip = await hoverUntilTooltip(page, "chart-transactions");
     if (!result.tooltip) failures.push("hovering the transaction chart showed no tooltip");
+    if (options.leakRounds) result.leaks = await leakCheck(page, options.leakRounds);
     result.redrawMs = await page.evaluate(() => {
       const started = performance.now();
       for (let i = 0; i < 5; i++) Charts.draw(charts.transactions);
@@ -177,6 +218,9 @@ async function main() {
     if (errors.length) failures.push(`console errors: ${errors.join(" | ")}`);
     result.networkRequests = requests;
     if (requests.length) failures.push(`the report loaded from the network: ${requests.join(", ")}`);
+    // No tooltip left from the hover above, and no sticky bar over an element.
+    await page.mouse.move(0, 0);
+    await page.addStyleTag({ content: "nav { position: static; }" });
     if (options.screenshot && options.screenshotElement) {
       await page.locator(options.screenshotElement).screenshot({ path: options.screenshot });
     } else if (options.screenshot) {

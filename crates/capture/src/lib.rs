@@ -39,6 +39,9 @@ pub struct CaptureError {
     /// Frames successfully read from this file before the error.
     pub frames_read: u64,
     pub reason: String,
+    /// The input ended inside a record (a capture cut off while it was
+    /// written or copied): every whole record before it was read.
+    pub cut_short: bool,
 }
 
 impl fmt::Display for CaptureError {
@@ -92,6 +95,7 @@ struct Pending {
 struct ReadError {
     offset: Option<u64>,
     reason: String,
+    cut_short: bool,
 }
 
 impl ReadError {
@@ -99,6 +103,15 @@ impl ReadError {
         ReadError {
             offset: Some(offset),
             reason: reason.into(),
+            cut_short: false,
+        }
+    }
+
+    /// The input ended inside the record that starts at `offset`.
+    fn ended_in(offset: u64, reason: impl Into<String>) -> Self {
+        ReadError {
+            cut_short: true,
+            ..ReadError::at(offset, reason)
         }
     }
 }
@@ -108,6 +121,8 @@ impl From<io::Error> for ReadError {
         ReadError {
             offset: None,
             reason: error.to_string(),
+            // A compressed stream cut short ends this way.
+            cut_short: error.kind() == io::ErrorKind::UnexpectedEof,
         }
     }
 }
@@ -164,6 +179,7 @@ pub fn open(path: &str) -> Result<CaptureReader, CaptureError> {
         offset: 0,
         frames_read: 0,
         reason: error.to_string(),
+        cut_short: false,
     };
     if path == "-" {
         return CaptureReader::from_reader(path, io::stdin());
@@ -270,6 +286,7 @@ impl CaptureReader {
             offset: error.offset.unwrap_or(self.buffer.offset()),
             frames_read: self.frames_read,
             reason: error.reason,
+            cut_short: error.cut_short,
         }
     }
 

@@ -64,7 +64,10 @@ impl Pcap {
         match buffer.fill(RECORD_HEADER_LEN)? {
             0 => return Ok(None),
             short if short < RECORD_HEADER_LEN => {
-                return Err(ReadError::at(record_at, "truncated packet record header"))
+                return Err(ReadError::ended_in(
+                    record_at,
+                    "truncated packet record header",
+                ))
             }
             _ => {}
         }
@@ -84,7 +87,7 @@ impl Pcap {
         let data_len = captured as usize;
         let record_len = RECORD_HEADER_LEN + data_len;
         if buffer.fill(record_len)? < record_len {
-            return Err(ReadError::at(record_at, "truncated packet record"));
+            return Err(ReadError::ended_in(record_at, "truncated packet record"));
         }
         Ok(Some(Pending {
             data_at: RECORD_HEADER_LEN,

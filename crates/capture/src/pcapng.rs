@@ -169,7 +169,7 @@ impl Pcapng {
         match buffer.fill(BLOCK_HEADER_LEN)? {
             0 => return Ok(None),
             short if short < BLOCK_HEADER_LEN => {
-                return Err(ReadError::at(block_at, "truncated block header"))
+                return Err(ReadError::ended_in(block_at, "truncated block header"))
             }
             _ => {}
         }
@@ -192,7 +192,7 @@ impl Pcapng {
             ));
         }
         if buffer.fill(total_len)? < total_len {
-            return Err(ReadError::at(block_at, "truncated block"));
+            return Err(ReadError::ended_in(block_at, "truncated block"));
         }
         let trailer = self
             .fields(buffer.available())

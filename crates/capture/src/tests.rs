@@ -228,6 +228,7 @@ fn pcap_record_longer_than_any_snaplen_is_implausible() {
     assert_eq!(error.offset, second_at);
     assert_eq!(error.frames_read, 1);
     assert_eq!(error.reason, "implausible record length 300000 (frame 2)");
+    assert!(!error.cut_short, "bad data is not a capture cut short");
 }
 
 #[test]
@@ -389,11 +390,13 @@ fn block_framing_is_checked() {
     assert!(overrun
         .reason
         .starts_with("packet length 13 overruns its block"));
+    assert!(!overrun.cut_short && !trailer.cut_short);
     let truncated = broken(&|p| p.truncate(30));
     assert_eq!(
         (truncated.offset, truncated.reason.as_str()),
         (at, "truncated block (frame 1)")
     );
+    assert!(truncated.cut_short);
 }
 
 #[test]
@@ -433,6 +436,28 @@ fn a_header_only_pcap_has_no_frames_and_a_cut_header_is_an_error() {
         (error.offset, error.reason.as_str()),
         (24, "truncated packet record header (frame 1)")
     );
+    assert!(error.cut_short);
+}
+
+#[test]
+fn a_capture_cut_inside_its_last_record_reads_every_whole_record_first() {
+    let mut file = many_records();
+    let whole = read_all(file.clone()).unwrap().len() as u64;
+    file.truncate(file.len() - 7);
+    let mut reader = CaptureReader::from_reader("cut", Cursor::new(file.clone())).unwrap();
+    let mut read = 0;
+    let error = loop {
+        match reader.next_frame() {
+            Ok(Some(_)) => read += 1,
+            Ok(None) => panic!("a cut capture ends in an error"),
+            Err(error) => break error,
+        }
+    };
+    assert_eq!((read, error.frames_read), (whole - 1, whole - 1));
+    assert!(error.cut_short, "{error}");
+    let gzipped = gzip(&file[..file.len() / 2]);
+    let error = read_all(gzipped[..gzipped.len() - 9].to_vec()).unwrap_err();
+    assert!(error.cut_short, "a compressed stream cut short: {error}");
 }
 
 /// Hands out at most a few bytes per read, so records straddle every refill.

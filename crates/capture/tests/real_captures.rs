@@ -11,9 +11,9 @@ use capture::open;
 type Summary = (i64, u32, usize);
 
 fn captures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures/ppa");
+    let dir = synth::shared_captures("ppa");
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("../shared/captures/ppa beside the checkout")
+        .expect("the book's captures")
         .map(|entry| entry.expect("directory entry").path())
         .collect();
     files.sort();

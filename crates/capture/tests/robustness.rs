@@ -2,7 +2,7 @@
 //! its end or to an error naming the file and offset: never a panic, never a
 //! loop without progress.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use capture::open;
 
@@ -11,9 +11,9 @@ use capture::open;
 const MAX_FRAMES: usize = 1_000_000;
 
 fn test_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures/tcpdump-tests");
+    let dir = synth::shared_captures("tcpdump-tests");
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("../shared/captures/tcpdump-tests beside the checkout")
+        .expect("tcpdump's test files")
         .map(|entry| entry.expect("directory entry").path())
         .collect();
     files.sort();

@@ -4,7 +4,7 @@ use std::net::IpAddr;
 
 use capture::Frame;
 
-use crate::segment::{CapturedPayload, Endpoint, Flags, Options, Segment, Skip};
+use crate::segment::{CapturedPayload, Endpoint, Flags, NonTcp, Options, Segment, Skip};
 use crate::wire::{
     be16, be32, ethertype, ip_protocol, tcp_option, udp_field, Ethernet, Ipv4, Ipv6, Tcp,
     TcpOptionIter,
@@ -106,7 +106,7 @@ fn by_ethertype<'a>(kind: Option<u16>, payload: Option<&'a [u8]>) -> Result<Netw
         ethertype::MPLS_UNICAST | ethertype::MPLS_MULTICAST => mpls(payload),
         ethertype::PPPOE_SESSION => ppp_protocol(be16(payload, 6), payload.get(PPPOE_HEADER_LEN..)),
         ethertype::TRANSPARENT_ETHERNET => ethernet(payload),
-        _ => Err(Skip::NotIp),
+        other => Err(Skip::NotIp(NonTcp::of_ethertype(other))),
     }
 }
 
@@ -127,7 +127,7 @@ fn null_loopback(data: &[u8], read: fn([u8; 4]) -> u32) -> Result<Network<'_>, S
     match family {
         AF_INET => Ok(Network::Ipv4(payload)),
         family if AF_INET6_VALUES.contains(&family) => Ok(Network::Ipv6(payload)),
-        _ => Err(Skip::NotIp),
+        _ => Err(Skip::NotIp(NonTcp::Other)),
     }
 }
 
@@ -140,7 +140,7 @@ fn ppp_protocol<'a>(protocol: Option<u16>, payload: Option<&'a [u8]>) -> Result<
     match protocol.zip(payload) {
         Some((PPP_IPV4, payload)) => Ok(Network::Ipv4(payload)),
         Some((PPP_IPV6, payload)) => Ok(Network::Ipv6(payload)),
-        Some(_) => Err(Skip::NotIp),
+        Some(_) => Err(Skip::NotIp(NonTcp::Other)),
         None => Err(Skip::Truncated),
     }
 }
@@ -160,7 +160,7 @@ struct Transport<'a> {
 /// length beyond what the frame held on the wire is not believed.
 fn network_layer(network: Network, uncaptured: usize, depth: u8) -> Result<Segment, Skip> {
     if depth > MAX_TUNNEL_DEPTH {
-        return Err(Skip::NotTcp);
+        return Err(Skip::NotTcp(NonTcp::Other));
     }
     let mut transport = match network {
         Network::Ipv4(bytes) => ipv4(bytes)?,
@@ -168,7 +168,7 @@ fn network_layer(network: Network, uncaptured: usize, depth: u8) -> Result<Segme
         Network::Guess(bytes) => match bytes.first().map(|b| b >> 4) {
             Some(4) => ipv4(bytes)?,
             Some(6) => ipv6(bytes)?,
-            Some(_) => return Err(Skip::NotIp),
+            Some(_) => return Err(Skip::NotIp(NonTcp::Other)),
             None => return Err(Skip::Truncated),
         },
     };
@@ -181,7 +181,7 @@ fn network_layer(network: Network, uncaptured: usize, depth: u8) -> Result<Segme
         ip_protocol::GRE => gre(transport.bytes, uncaptured, depth),
         ip_protocol::IPIP => network_layer(Network::Ipv4(transport.bytes), uncaptured, depth + 1),
         ip_protocol::IPV6 => network_layer(Network::Ipv6(transport.bytes), uncaptured, depth + 1),
-        _ => Err(Skip::NotTcp),
+        other => Err(Skip::NotTcp(NonTcp::of_ip_protocol(other))),
     }
 }
 
@@ -232,7 +232,7 @@ fn udp_tunnel(bytes: &[u8], uncaptured: usize, depth: u8) -> Result<Segment, Ski
             network_layer(ethernet(inner)?, uncaptured, depth + 1)
         }
         tunnel_port::GENEVE => geneve(payload, uncaptured, depth),
-        _ => Err(Skip::NotTcp),
+        _ => Err(Skip::NotTcp(NonTcp::Udp)),
     }
 }
 

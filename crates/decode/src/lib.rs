@@ -11,4 +11,4 @@ mod segment;
 pub mod wire;
 
 pub use layers::decode;
-pub use segment::{CapturedPayload, Endpoint, Flags, Options, SackBlocks, Segment, Skip};
+pub use segment::{CapturedPayload, Endpoint, Flags, NonTcp, Options, SackBlocks, Segment, Skip};

@@ -159,10 +159,10 @@ impl Segment {
 pub enum Skip {
     /// A link type this decoder does not read.
     UnsupportedLinkType,
-    /// Not IPv4 or IPv6.
-    NotIp,
-    /// IP, but not TCP (UDP, ICMP, ...).
-    NotTcp,
+    /// Not IPv4 or IPv6: ARP, or another protocol.
+    NotIp(NonTcp),
+    /// IP, but not TCP: UDP, ICMP, or another protocol.
+    NotTcp(NonTcp),
     /// An IP fragment: TCP headers of fragmented packets are not reassembled.
     Fragment,
     /// The frame ends inside a header.
@@ -175,11 +175,42 @@ impl Skip {
     pub fn as_str(self) -> &'static str {
         match self {
             Skip::UnsupportedLinkType => "unsupported_link_type",
-            Skip::NotIp => "not_ip",
-            Skip::NotTcp => "not_tcp",
+            Skip::NotIp(_) => "not_ip",
+            Skip::NotTcp(_) => "not_tcp",
             Skip::Fragment => "ip_fragment",
             Skip::Truncated => "truncated_header",
             Skip::Malformed => "malformed_header",
+        }
+    }
+}
+
+/// What a frame without TCP carried, as far as its headers say: enough to
+/// tell a user what a capture holds besides TCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NonTcp {
+    Udp,
+    /// ICMP or ICMPv6.
+    Icmp,
+    Arp,
+    Other,
+}
+
+impl NonTcp {
+    /// The protocol an ethertype names, for a frame that is not IP.
+    pub fn of_ethertype(ethertype: u16) -> NonTcp {
+        match ethertype {
+            crate::wire::ethertype::ARP => NonTcp::Arp,
+            _ => NonTcp::Other,
+        }
+    }
+
+    /// The protocol an IP protocol number names, for a packet that is not TCP.
+    pub fn of_ip_protocol(protocol: u8) -> NonTcp {
+        use crate::wire::ip_protocol;
+        match protocol {
+            ip_protocol::UDP => NonTcp::Udp,
+            ip_protocol::ICMP | ip_protocol::ICMPV6 => NonTcp::Icmp,
+            _ => NonTcp::Other,
         }
     }
 }

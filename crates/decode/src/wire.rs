@@ -29,6 +29,7 @@ pub mod ethernet_field {
 pub mod ethertype {
     pub const IPV4: u16 = 0x0800;
     pub const IPV6: u16 = 0x86dd;
+    pub const ARP: u16 = 0x0806;
     pub const VLAN: u16 = 0x8100;
     pub const QINQ: u16 = 0x88a8;
     pub const QINQ_OLD: u16 = 0x9100;
@@ -159,6 +160,7 @@ pub mod ipv6_field {
 
 pub mod ip_protocol {
     pub const HOP_BY_HOP: u8 = 0;
+    pub const ICMP: u8 = 1;
     pub const IPIP: u8 = 4;
     pub const TCP: u8 = 6;
     pub const UDP: u8 = 17;
@@ -167,6 +169,7 @@ pub mod ip_protocol {
     pub const FRAGMENT: u8 = 44;
     pub const GRE: u8 = 47;
     pub const AUTH: u8 = 51;
+    pub const ICMPV6: u8 = 58;
     pub const DEST_OPTIONS: u8 = 60;
     pub const MOBILITY: u8 = 135;
 }

@@ -1,7 +1,7 @@
 //! Every supported encapsulation decodes to the same TCP segment.
 
 use capture::Frame;
-use decode::{decode, Skip};
+use decode::{decode, NonTcp, Skip};
 use synth::{Link, Packet, TcpOption};
 
 fn sample(src: &str, dst: &str) -> Packet {
@@ -99,13 +99,15 @@ fn non_tcp_and_fragments_are_skipped_with_a_reason() {
         })
     };
     bytes[14 + 9] = 17; // UDP to a port that is no tunnel
-    assert_eq!(frame(&bytes), Err(Skip::NotTcp));
+    assert_eq!(frame(&bytes), Err(Skip::NotTcp(NonTcp::Udp)));
+    bytes[14 + 9] = 1; // ICMP
+    assert_eq!(frame(&bytes), Err(Skip::NotTcp(NonTcp::Icmp)));
     bytes[14 + 9] = 6;
     bytes[14 + 6] = 0x20; // more fragments
     assert_eq!(frame(&bytes), Err(Skip::Fragment));
     bytes[12] = 0x08;
     bytes[13] = 0x06; // ARP
-    assert_eq!(frame(&bytes), Err(Skip::NotIp));
+    assert_eq!(frame(&bytes), Err(Skip::NotIp(NonTcp::Arp)));
 }
 
 #[test]

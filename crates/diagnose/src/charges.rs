@@ -30,6 +30,8 @@ pub struct CauseTotal {
     pub touched_ms: f64,
     /// What it cost on each connection.
     pub per_connection: BTreeMap<u64, f64>,
+    /// When each transaction it touched ran (ns).
+    spans: Vec<(i64, i64)>,
 }
 
 impl CauseTotal {
@@ -38,6 +40,10 @@ impl CauseTotal {
         let key = (transaction.connection, transaction.index);
         if !self.per_transaction.contains_key(&key) {
             self.touched_ms += at_stake_ms(&transaction.ledger);
+            let end = transaction
+                .response_end_ns
+                .unwrap_or(transaction.request_end_ns);
+            self.spans.push((transaction.request_start_ns, end));
         }
         *self.per_transaction.entry(key).or_default() += ms;
         *self
@@ -58,6 +64,17 @@ impl CauseTotal {
             .map(|(&connection, _)| connection)
     }
 
+    /// What it cost in time a person waited: the sum, less the overlap of
+    /// the transactions it touched that ran at once (eight connections
+    /// waiting together lose the time once, not eight times).
+    pub fn wall_clock_ms(&self) -> f64 {
+        let summed: i64 = self.spans.iter().map(|(from, to)| (to - from).max(0)).sum();
+        if summed <= 0 {
+            return self.cost_ms;
+        }
+        self.cost_ms * union_ns(&self.spans) as f64 / summed as f64
+    }
+
     /// The mean cost per transaction touched.
     pub fn per_transaction_ms(&self) -> f64 {
         self.cost_ms / self.per_transaction.len().max(1) as f64
@@ -66,6 +83,22 @@ impl CauseTotal {
     pub fn median_per_transaction_ms(&self) -> f64 {
         crate::median(self.per_transaction.values().copied().collect())
     }
+}
+
+/// The length of time the spans cover together.
+fn union_ns(spans: &[(i64, i64)]) -> i64 {
+    let mut sorted = spans.to_vec();
+    sorted.sort_unstable();
+    let mut covered = 0;
+    let mut reached = i64::MIN;
+    for (from, to) in sorted {
+        let from = from.max(reached);
+        if to > from {
+            covered += to - from;
+            reached = to;
+        }
+    }
+    covered
 }
 
 /// What the capture shows around the ledgers, that some parts' causes depend on.

@@ -9,7 +9,8 @@
 //! filter), the fix, and what removing that one cause would buy. A few
 //! findings are about structure rather than time (ports reused inside
 //! TIME_WAIT, SYN options stripped on the way, connections that never opened);
-//! they sit beside the others. How loud each one is follows one rule
+//! they sit beside the others, as do application failures (HTTP error
+//! statuses, TLS alerts, resets instead of answers), which cost no time. How loud each one is follows one rule
 //! ([`rules::severity`]); findings are ranked by severity, then by time.
 
 mod cause;
@@ -77,6 +78,14 @@ pub struct Finding {
     pub figures: BTreeMap<&'static str, f64>,
 }
 
+impl Finding {
+    /// A failure, not slowness: it costs no time, and its severity comes from
+    /// how many requests failed.
+    pub fn is_failure(&self) -> bool {
+        self.kind == detectors::APPLICATION_FAILURE
+    }
+}
+
 /// What the diagnosis reads.
 pub struct Inputs<'a> {
     pub connections: &'a [ConnectionSummary],
@@ -119,7 +128,8 @@ impl Inputs<'_> {
     }
 }
 
-/// Every finding, the loudest first, then the costliest.
+/// Every finding, the loudest first; within a severity failures first, then
+/// the costliest.
 pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
     let total_ms = inputs.total_ms().max(f64::MIN_POSITIVE);
     let context = patterns::context(inputs);
@@ -132,7 +142,7 @@ pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
         let share = total.cost_ms / total_ms;
         let share_of_touched = total.cost_ms / total.touched_ms.max(f64::MIN_POSITIVE);
         let severity = rules::severity(
-            total.cost_ms,
+            total.wall_clock_ms(),
             total.per_transaction_ms(),
             share,
             share_of_touched,
@@ -153,9 +163,8 @@ pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
     findings.extend(detectors::structural(inputs, setup_ms, total_ms));
     findings.extend(describe::summary(inputs, &totals));
     findings.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then(b.cost_ms.total_cmp(&a.cost_ms))
+        let rank = |f: &Finding| (f.severity, f.is_failure());
+        rank(b).cmp(&rank(a)).then(b.cost_ms.total_cmp(&a.cost_ms))
     });
     findings
 }

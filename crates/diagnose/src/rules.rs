@@ -25,8 +25,9 @@ pub const MAIN_SHARE: f64 = 0.2;
 /// makes them at least twice as slow.
 pub const DOUBLES_SHARE: f64 = 0.5;
 
-/// How loud a finding is, from the time it costs (`cost_ms` in all,
-/// `per_transaction_ms` on each transaction it touches), its `share` of the
+/// How loud a finding is, from the time it costs (`cost_ms` in all, as a
+/// person waited it: transactions that ran at once count their common time
+/// once; `per_transaction_ms` on each transaction it touches), its `share` of the
 /// time at stake, its share of the time of the transactions it touches, and
 /// whether its time is `waste` (time that exists only because something is
 /// wrong: TCP's waits, loss, stalls, pauses) rather than time every exchange

@@ -6,6 +6,9 @@
 //! and decodes frames into batches of segments; the other tracks connections
 //! and maps a mapped file's pages ahead of the reader (see
 //! [`capture::MapAhead`]). Output (tables, JSON, HTML) is not done here.
+//! A [`Selection`] narrows what the stages after the tracker see.
+
+mod select;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -13,7 +16,7 @@ use std::thread;
 use std::time::Duration;
 
 use capture::{CaptureError, Frame, MergedReader};
-use decode::{Segment, Skip};
+use decode::{NonTcp, Segment, Skip};
 use diagnose::{Evidence, Finding, Inputs};
 use rustc_hash::FxHashSet;
 use tcp::{
@@ -21,6 +24,9 @@ use tcp::{
 };
 use timeline::{Series, Tick, Timeline};
 use transactions::{Builder, ConnectionLedger, Transaction};
+
+use select::Selecting;
+pub use select::{Instant, Network, Selection};
 
 /// Told how far the read has got, for a progress bar; `finish` once it is over.
 pub trait ReadProgress: Send + 'static {
@@ -89,6 +95,9 @@ pub struct Analysis {
     /// Empty unless asked for; the costliest first.
     pub findings: Vec<Finding>,
     pub counts: Counts,
+    /// The first TCP segment's time: the capture's start, from which offsets
+    /// are counted (and a selection's window resolved). None without TCP.
+    pub first_ns: Option<i64>,
     /// The error that stopped the read, if any: the results are then partial.
     pub error: Option<CaptureError>,
     /// True when [`stop_reading`] ended the read early: the results are then partial.
@@ -187,9 +196,12 @@ impl Analysis {
             ));
         }
         if self.counts.tcp_segments == 0 && self.counts.frames > 0 {
+            let frames = match self.counts.frames {
+                1 => "the only frame held no".to_string(),
+                n => format!("none of the {n} frames held a"),
+            };
             notes.push(format!(
-                "none of the {} frames held a TCP segment tcpwhy can read: {}",
-                self.counts.frames,
+                "{frames} TCP segment tcpwhy can read: {}",
                 self.counts.skipped.describe()
             ));
         }
@@ -202,8 +214,37 @@ impl Analysis {
 pub struct Counts {
     pub frames: u64,
     pub tcp_segments: u64,
+    /// The TCP segments the selection kept: all of them without one.
+    pub selected_segments: u64,
     pub skipped: SkipCounts,
     pub clock: Clock,
+    /// The frames without TCP, by what they carried.
+    pub other_traffic: OtherTraffic,
+}
+
+/// Frames that held no TCP, by protocol: what a capture of little TCP holds.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct OtherTraffic {
+    pub udp: u64,
+    pub icmp: u64,
+    pub arp: u64,
+    pub other: u64,
+}
+
+impl OtherTraffic {
+    fn add(&mut self, protocol: NonTcp) {
+        let counter = match protocol {
+            NonTcp::Udp => &mut self.udp,
+            NonTcp::Icmp => &mut self.icmp,
+            NonTcp::Arp => &mut self.arp,
+            NonTcp::Other => &mut self.other,
+        };
+        *counter += 1;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.udp + self.icmp + self.arp + self.other
+    }
 }
 
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -242,8 +283,8 @@ impl SkipCounts {
     fn add(&mut self, skip: Skip) {
         let counter = match skip {
             Skip::UnsupportedLinkType => &mut self.unsupported_link_type,
-            Skip::NotIp => &mut self.not_ip,
-            Skip::NotTcp => &mut self.not_tcp,
+            Skip::NotIp(_) => &mut self.not_ip,
+            Skip::NotTcp(_) => &mut self.not_tcp,
             Skip::Fragment => &mut self.ip_fragment,
             Skip::Truncated => &mut self.truncated_header,
             Skip::Malformed => &mut self.malformed_header,
@@ -301,8 +342,8 @@ impl Batch {
     }
 }
 
-/// Which later stages a command needs.
-#[derive(Clone, Copy, Default)]
+/// Which later stages a command needs, and what traffic they look at.
+#[derive(Clone, Default)]
 pub struct Stages {
     pub transactions: bool,
     /// Some to build the timeline: with a tick in nanoseconds, or chosen from the capture.
@@ -310,6 +351,9 @@ pub struct Stages {
     pub diagnose: bool,
     /// The memory budget in bytes; [`DEFAULT_MEMORY_BYTES`] when None.
     pub memory_bytes: Option<u64>,
+    /// The traffic the stages after the tracker see; connection ids stay
+    /// those of the whole capture.
+    pub selection: Selection,
 }
 
 /// Reads every file once, calling `on_event` for each analysis event as it is raised.
@@ -322,7 +366,8 @@ pub fn analyze(
     analyze_observed(paths, stages, progress, on_event, |_| {})
 }
 
-/// [`analyze`], also calling `on_segment` for each TCP segment with what the tracker made of it.
+/// [`analyze`], also calling `on_segment` for each TCP segment with what the
+/// tracker made of it, selected or not.
 pub fn analyze_observed(
     paths: &[String],
     stages: Stages,
@@ -457,9 +502,11 @@ pub fn analyze_bytes(bytes: &[u8], stages: Stages, max_frames: u64) -> Analysis 
 }
 
 /// The stages after decoding, fed one segment at a time: the tracker, and
-/// the transactions, timeline and diagnosis that were asked for.
+/// the transactions, timeline and diagnosis that were asked for, over the
+/// selected traffic.
 pub struct Analyzer {
     tracker: Tracker,
+    selecting: Option<Selecting>,
     builder: Option<Builder>,
     evidence: Option<Evidence>,
     timeline: Option<Timeline>,
@@ -467,6 +514,7 @@ pub struct Analyzer {
     memory_budget_bytes: u64,
     /// Connections retired without a summary whose transactions are still to be dropped.
     to_forget: FxHashSet<u64>,
+    first_ns: Option<i64>,
 }
 
 impl Analyzer {
@@ -480,6 +528,7 @@ impl Analyzer {
         tracker.set_memory_budget((memory_budget_bytes as f64 * TRACKER_SHARE) as u64);
         Analyzer {
             tracker,
+            selecting: Selecting::new(stages.selection),
             builder: wants_transactions.then(Builder::new),
             evidence: stages.diagnose.then(Evidence::default),
             timeline: timeline_tick
@@ -487,6 +536,7 @@ impl Analyzer {
             counts: Counts::default(),
             memory_budget_bytes,
             to_forget: FxHashSet::default(),
+            first_ns: None,
         }
     }
 
@@ -495,7 +545,14 @@ impl Analyzer {
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> SegmentView {
         self.counts.tcp_segments += 1;
         self.counts.clock.observe(segment.timestamp_ns);
+        self.first_ns.get_or_insert(segment.timestamp_ns);
         let view = self.tracker.process(segment);
+        if let Some(selecting) = &mut self.selecting {
+            if !selecting.keeps(segment, &view) {
+                return view;
+            }
+        }
+        self.counts.selected_segments += 1;
         if let Some(builder) = &mut self.builder {
             builder.observe(&view, payload);
         }
@@ -508,12 +565,20 @@ impl Analyzer {
     /// A frame that held no TCP segment the analysis can use.
     pub fn skipped(&mut self, skip: Skip) {
         self.counts.skipped.add(skip);
+        if let Skip::NotIp(protocol) | Skip::NotTcp(protocol) = skip {
+            self.counts.other_traffic.add(protocol);
+        }
     }
 
     /// The analysis events raised since the last call, in frame order:
     /// counted in the timeline, kept as evidence, then handed to `on_event`.
     pub fn drain_events(&mut self, mut on_event: impl FnMut(&Event)) {
         for event in self.tracker.drain_events() {
+            if let Some(selecting) = &self.selecting {
+                if !selecting.keeps_event(&event) {
+                    continue;
+                }
+            }
             if let Some(timeline) = &mut self.timeline {
                 count_event(timeline, &event);
             }
@@ -561,10 +626,13 @@ impl Analyzer {
         let mut counts = self.counts;
         counts.frames = frames;
         let tcp::Tracked {
-            connections,
+            mut connections,
             unanswered_syns,
             trimmed,
         } = self.tracker.finish_all();
+        if let Some(selecting) = &self.selecting {
+            connections.retain(|connection| selecting.kept_connection(connection.id));
+        }
         let (transactions, ledgers) = self
             .builder
             .map(|builder| builder.finish())
@@ -602,6 +670,7 @@ impl Analyzer {
             ticks,
             findings,
             counts,
+            first_ns: self.first_ns,
             error,
             interrupted: false,
             tick_too_fine,

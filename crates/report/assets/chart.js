@@ -1,13 +1,28 @@
-// A small canvas chart toolkit: axes (linear, logarithmic, time of day),
-// layers (points, lines, bands, bars, rectangles, segments), zoom by wheel
-// or Shift+drag box, pan by drag, reset by double-click, and a hover tooltip.
-// Data never becomes HTML: labels are canvas text or DOM text nodes.
+// A small canvas chart toolkit: axes (linear, logarithmic, time of day, or a
+// scale of the caller's), layers (points, lines, bands, bars, rectangles,
+// segments), zoom by wheel or Shift+drag box, pan by drag, reset by
+// double-click, and a hover tooltip. Data never becomes HTML: labels are
+// canvas text or DOM text nodes. A chart made again in the same place
+// replaces the old one, which lets go of everything it held; redraws after
+// a resize are gathered into one animation frame.
 "use strict";
 
 const Charts = (() => {
-  const PAD = { left: 64, timeLeft: 96, right: 64, top: 28, bottom: 36 };
+  const PAD = { left: 64, timeLeft: 110, right: 64, top: 28, bottom: 36 };
   const HOVER_PX = 8;
   const DOUBLE_CLICK_MS = 250;
+  /** Charts on the page, by host element. */
+  const live = new Map();
+  /** Charts waiting for the next animation frame's redraw. */
+  const due = new Set();
+  let frameRequested = false;
+  const stats = { draws: 0 };
+  const resizes = new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      const chart = live.get(entry.target);
+      if (chart && chart.drawnWidth !== entry.target.clientWidth) redraw(chart);
+    }
+  });
 
   // ---- formatting -------------------------------------------------------
 
@@ -38,11 +53,22 @@ const Charts = (() => {
     return String(Number(value.toPrecision(3)));
   }
 
-  function duration(ms) {
+  const DURATION_UNITS = [[1000, "s"], [1, "ms"], [1e-3, "µs"], [1e-6, "ns"]];
+
+  /**
+   * A duration in milliseconds as text. Alone, in the unit that suits it;
+   * on an axis (`scale` = {step, top}), every label in the unit that suits
+   * the axis's largest value, with the decimals its step needs.
+   */
+  function duration(ms, scale) {
     if (ms == null) return "–";
-    if (ms >= 1000) return trim(ms / 1000) + " s";
-    if (ms >= 1) return trim(ms) + " ms";
-    return trim(ms * 1000) + " µs";
+    if (!scale) {
+      const [size, unit] = DURATION_UNITS.find(([size]) => Math.abs(ms) >= size) || DURATION_UNITS[3];
+      return trim(ms / size) + " " + unit;
+    }
+    const [size, unit] = DURATION_UNITS.find(([size]) => scale.top >= size) || DURATION_UNITS[3];
+    const decimals = Math.max(0, Math.min(6, -Math.floor(Math.log10(scale.step / size) + 1e-9)));
+    return (ms / size).toFixed(decimals) + " " + unit;
   }
 
   // ---- scales -----------------------------------------------------------
@@ -68,6 +94,7 @@ const Charts = (() => {
 
   /** Tick values and their labels for unit range [u0, u1]. */
   function ticks(axis, u0, u1, count, originDayMs) {
+    if (axis.ticks) return axis.ticks(u0, u1, count);
     if (axis.scale.kind === "log") {
       if (u1 - u0 < 2) return logTicksWithinDecades(axis, u0, u1, count);
       const out = [];
@@ -88,7 +115,10 @@ const Charts = (() => {
     return linearTicks(axis, u0, u1, count, axis.format);
   }
 
-  /** 1, 2 and 5 times powers of ten on a log axis that spans less than two decades. */
+  /**
+   * 1, 2 and 5 times powers of ten on a log axis that spans less than two
+   * decades; evenly stepped values when fewer than two of those fall in it.
+   */
   function logTicksWithinDecades(axis, u0, u1, count) {
     const out = [];
     for (let power = Math.floor(u0); power <= Math.ceil(u1); power++) {
@@ -97,14 +127,27 @@ const Charts = (() => {
         if (u >= u0 && u <= u1) out.push([u, axis.format(m * Math.pow(10, power))]);
       }
     }
-    return out.length >= 2 || count < 2 ? out : linearTicks(axis, u0, u1, count, axis.format);
+    if (out.length >= 2 || count < 2) return out;
+    const [lo, hi] = [Math.pow(10, u0), Math.pow(10, u1)];
+    const step = niceStep(hi - lo, count);
+    const scale = { step, top: hi };
+    const values = [];
+    for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi * (1 + 1e-9) && values.length < 50; k++) {
+      values.push([Math.log10(k * step), axis.format(k * step, scale)]);
+    }
+    return values;
   }
 
+  /** Evenly stepped ticks; counts (`integer` axes) step by whole numbers. */
   function linearTicks(axis, u0, u1, count, format) {
-    const step = niceStep(u1 - u0 || 1, count);
+    let step = niceStep(u1 - u0 || 1, count);
+    if (axis.integer) step = Math.max(1, Math.round(step));
+    const scale = { step, top: Math.max(Math.abs(u0), Math.abs(u1)) };
     const out = [];
-    for (let u = Math.ceil(u0 / step) * step; u <= u1 + step * 1e-9 && out.length < 50; u += step) {
-      out.push([u, format(axis.scale.from(u))]);
+    for (let k = Math.ceil(u0 / step - 1e-9); k * step <= u1 + step * 1e-9 && out.length < 50; k++) {
+      // Multiplying, not adding, keeps float noise out of the labels.
+      const u = k * step;
+      out.push([u, format(axis.scale.from(u), scale)]);
     }
     return out;
   }
@@ -118,6 +161,7 @@ const Charts = (() => {
    * onClick(hit), originDayMs (for time axes).
    */
   function create(host, options) {
+    if (live.has(host)) destroy(live.get(host));
     host.replaceChildren();
     const title = el("div", "chart-title", options.title);
     host.append(title);
@@ -139,14 +183,37 @@ const Charts = (() => {
     chart.home = homeView(chart);
     chart.view = { ...chart.home };
     attachInteraction(chart);
-    new ResizeObserver(() => draw(chart)).observe(host);
+    live.set(host, chart);
+    resizes.observe(host);
     draw(chart);
     return chart;
   }
 
+  /** Removes a chart and lets go of its listeners, so nothing keeps it alive. */
+  function destroy(chart) {
+    live.delete(chart.host);
+    due.delete(chart);
+    resizes.unobserve(chart.host);
+    for (const [type, listener] of chart.windowListeners) window.removeEventListener(type, listener);
+    chart.host.replaceChildren();
+  }
+
+  /** Draws a chart again at the next animation frame, with the others due then. */
+  function redraw(chart) {
+    due.add(chart);
+    if (frameRequested) return;
+    frameRequested = true;
+    requestAnimationFrame(() => {
+      frameRequested = false;
+      const charts = [...due];
+      due.clear();
+      for (const c of charts) if (live.get(c.host) === c) draw(c);
+    });
+  }
+
   function axis(options) {
     const a = { label: "", format: si, ...options };
-    a.scale = scale(a.kind || "linear");
+    a.scale = options.scale || scale(a.kind || "linear");
     return a;
   }
 
@@ -252,8 +319,10 @@ const Charts = (() => {
   }
 
   function draw(chart) {
+    stats.draws++;
     const canvas = chart.canvas;
     const cssWidth = chart.host.clientWidth || 800;
+    chart.drawnWidth = chart.host.clientWidth;
     const cssHeight = chart.options.height || 300;
     if (canvas.width !== Math.round(cssWidth * devicePixelRatio)) {
       canvas.width = Math.round(cssWidth * devicePixelRatio);
@@ -537,6 +606,11 @@ const Charts = (() => {
   function attachInteraction(chart) {
     const canvas = chart.canvas;
     let drag = null;
+    chart.windowListeners = [];
+    const onWindow = (type, listener) => {
+      window.addEventListener(type, listener);
+      chart.windowListeners.push([type, listener]);
+    };
     const point = (event) => {
       const rect = canvas.getBoundingClientRect();
       return [event.clientX - rect.left, event.clientY - rect.top];
@@ -555,13 +629,13 @@ const Charts = (() => {
       } else {
         [v.x0, v.x1] = zoomRange(v.x0, v.x1, (x - f.left) / f.width, factor);
       }
-      draw(chart);
+      redraw(chart);
     }, { passive: false });
     canvas.addEventListener("mousedown", (event) => {
       const [x, y] = point(event);
       drag = { x, y, view: { ...chart.view }, box: event.shiftKey, moved: false };
     });
-    window.addEventListener("mousemove", (event) => {
+    onWindow("mousemove", (event) => {
       const [x, y] = point(event);
       if (!drag) {
         if (event.target === canvas) showTip(chart, nearest(chart, x, y), x, y);
@@ -573,9 +647,9 @@ const Charts = (() => {
       } else {
         pan(chart, drag, x - drag.x, y - drag.y);
       }
-      draw(chart);
+      redraw(chart);
     });
-    window.addEventListener("mouseup", (event) => {
+    onWindow("mouseup", (event) => {
       if (!drag) return;
       const [x, y] = point(event);
       if (drag.box && chart.box) zoomToBox(chart, chart.box);
@@ -644,5 +718,10 @@ const Charts = (() => {
     draw(chart);
   }
 
-  return { create, draw, zoomTo, duration, si, timeOfDay, el };
+  /** Charts on the page and draws so far: the browser check's measure of leaks. */
+  function census() {
+    return { live: live.size, draws: stats.draws };
+  }
+
+  return { create, destroy, draw, zoomTo, duration, si, timeOfDay, el, census };
 })();

@@ -11,12 +11,17 @@ const LOSS_BAND = "rgba(214, 39, 40, 0.12)";
 const RED = "#d62728";
 const OUTCOME_COLORS = { established: "#8fa8c8", retried: "#ff7f0e", reset: "#9467bd", failed: RED };
 const TIME = { time: true, label: "time of day (UTC)" };
+/** Ladder gaps up to this many times the usual one are drawn to scale; longer
+ * ones grow with the logarithm of their length, and those over a
+ * millisecond are marked as idle pauses cut short. */
+const LADDER_TO_SCALE = 4;
+const LADDER_CUT_MIN_MS = 1;
 const charts = {};
 let selected = null;
 
 const typeColor = (kind) => (kind < PALETTE.length ? PALETTE[kind] : OTHER_COLOR);
 const clockText = (t) => Charts.timeOfDay(DATA.meta.origin_day_ms + t, 0.5);
-const plural = (n, word) => `${n.toLocaleString("en")} ${word}${n === 1 ? "" : "s"}`;
+const plural = (n, word, many = `${word}s`) => `${n.toLocaleString("en")} ${n === 1 ? word : many}`;
 
 function samplingNote(sampling, what) {
   if (sampling.shown >= sampling.total) return null;
@@ -33,6 +38,10 @@ function renderSummary() {
     `${plural(DATA.connections.id.length, "connection")}, ` +
     `${plural(DATA.transactions.sampling.total, "transaction")}; starts ${start}.`;
   document.getElementById("summary").textContent = text;
+  if (m.partial) {
+    const note = el("p", "partial", `This report is partial: ${m.partial}.`);
+    document.getElementById("summary").after(note);
+  }
   document.getElementById("footer").textContent = `Made by tcpwhy ${m.version}. ` +
     "This file is self-contained: it loads nothing from the network.";
 }
@@ -56,7 +65,7 @@ function renderFindings() {
       { label: "rank", value: (i) => i + 1, numeric: true },
       { label: "severity", value: value("severity") },
       { label: "finding", value: value("title") },
-      { label: "cost", value: value("cost_ms"), numeric: true, format: Charts.duration },
+      { label: "cost", value: value("cost_ms"), numeric: true, format: costCell },
       { label: "share", value: value("share"), numeric: true, format: (v) => `${(100 * v).toFixed(1)}%` },
       { label: "connections", value: value("connections"), numeric: true },
       { label: "transactions", value: value("transactions"), numeric: true },
@@ -66,19 +75,31 @@ function renderFindings() {
   });
 }
 
+/** What a finding costs: its time and share, or, for a failure, what failed. */
+function costText(f) {
+  const touched = `${plural(f.connections, "connection")}, ${plural(f.transactions, "transaction")}`;
+  if (f.kind === "application_failure") return `A failure, not slowness: ${touched} failed.`;
+  if (f.cost_ms < 0.05) return `No time of its own; ${touched}.`;
+  return `Cost ${Charts.duration(f.cost_ms)} (${(100 * f.share).toFixed(1)}% of the time at stake), ${touched}.`;
+}
+
+/** A finding's cost in the table: none for a failure or a summary. */
+const costCell = (ms) => (ms < 0.05 ? "none" : Charts.duration(ms));
+
 function findingCard(f, rank) {
   const card = el("article", `finding ${f.severity}`);
   card.dataset.kind = f.kind;
   const head = el("h3");
   head.append(el("span", `badge ${f.severity}`, f.severity), document.createTextNode(` ${rank}. ${f.title}`));
   card.append(head);
-  card.append(el("p", "cost", `Cost ${Charts.duration(f.cost_ms)} (${(100 * f.share).toFixed(1)}% of the time at stake), ` +
-    `${plural(f.connections, "connection")}, ${plural(f.transactions, "transaction")}.`));
-  const share = el("div", "share");
-  const bar = el("div", "share-bar");
-  bar.style.width = `${Math.max(1, 100 * f.share)}%`;
-  share.append(bar);
-  card.append(share);
+  card.append(el("p", "cost", costText(f)));
+  if (f.kind !== "application_failure" && f.cost_ms >= 0.05) {
+    const share = el("div", "share");
+    const bar = el("div", "share-bar");
+    bar.style.width = `${Math.max(1, 100 * f.share)}%`;
+    share.append(bar);
+    card.append(share);
+  }
   if (f.suspected) card.append(el("p", "suspected", `Suspected: ${f.suspected}`));
   const facts = el("dl");
   for (const [term, text] of [["Why", f.explanation], ["Fix", f.fix], ["What if", f.what_if]]) {
@@ -112,7 +133,8 @@ function evidence(f) {
 
 // ---- timeline charts ------------------------------------------------------
 
-/** Runs of ticks with retransmissions or lost segments, as [start, end) bands. */
+/** Runs of ticks with retransmissions or lost segments, as [start, end)
+ * bands; none (no layer, no legend) when nothing was lost. */
 function lossBands() {
   const t = DATA.ticks, x0 = [], x1 = [];
   for (let i = 0; i < t.start.length; i++) {
@@ -121,42 +143,84 @@ function lossBands() {
     if (x1.length && x1[x1.length - 1] >= t.start[i] - 1e-9) x1[x1.length - 1] = end;
     else { x0.push(t.start[i]); x1.push(end); }
   }
-  return { type: "bands", name: "loss (retransmissions or lost segments)", x0, x1, color: LOSS_BAND,
-    tooltip: (i) => ["loss period", `${clockText(x0[i])} – ${clockText(x1[i])}`] };
+  if (x0.length === 0) return null;
+  return { type: "bands", name: "loss (ticks with retransmissions or lost segments)", x0, x1, color: LOSS_BAND,
+    tooltip: (i) => ["loss period: retransmissions or lost segments", `${clockText(x0[i])} – ${clockText(x1[i])}`] };
 }
 
+/**
+ * A per-tick series as a step line: each value held to the end of its tick,
+ * so a capture of one tick still draws one. `at(i)` is the tick a point of
+ * the line stands for.
+ */
+function tickLine(values) {
+  const t = DATA.ticks, last = t.start.length - 1;
+  if (last < 0) return { x: [], y: [], at: (i) => i };
+  return { x: [...t.start, t.start[last] + t.tick_ms], y: [...values, values[last]], at: (i) => Math.min(i, last) };
+}
+
+/** The whole capture and a little room, for every timeline chart's time axis. */
+function captureSpan() {
+  const t = DATA.ticks, c = DATA.connections;
+  const starts = [...t.start.slice(0, 1), ...c.start];
+  const ends = [...t.start.slice(-1).map((s) => s + t.tick_ms), ...c.start.map((s, i) => s + c.duration_ms[i])];
+  if (starts.length === 0) return {};
+  const [first, last] = [Math.min(...starts), Math.max(...ends)];
+  const room = (last - first) * 0.02 || 1;
+  return { min: first - room, max: last + room };
+}
+
+/** The selected connection's span, bracketed and named. */
 function selectionOverlay(ctx, m) {
   if (selected == null) return;
   const c = DATA.connections;
   const a = m.px(c.start[selected]), b = m.px(c.start[selected] + c.duration_ms[selected]);
-  ctx.fillStyle = "rgba(0, 0, 0, 0.07)";
+  ctx.save();
+  ctx.fillStyle = "rgba(0, 102, 204, 0.05)";
   ctx.fillRect(a, m.f.top, Math.max(2, b - a), m.f.height);
+  ctx.strokeStyle = "rgba(0, 102, 204, 0.6)";
+  ctx.setLineDash([4, 3]);
+  for (const x of [a, b]) {
+    ctx.beginPath();
+    ctx.moveTo(Math.round(x) + 0.5, m.f.top);
+    ctx.lineTo(Math.round(x) + 0.5, m.f.top + m.f.height);
+    ctx.stroke();
+  }
+  ctx.fillStyle = "#06c";
+  ctx.font = "11px system-ui, sans-serif";
+  ctx.textBaseline = "top";
+  ctx.textAlign = "left";
+  const label = `selected: connection ${selected}`;
+  const at = Math.min(Math.max(a, m.f.left) + 4, m.f.left + m.f.width - ctx.measureText(label).width - 4);
+  ctx.fillText(label, at, m.f.top + 3);
+  ctx.restore();
 }
 
 function transactionsChart() {
   const tx = DATA.transactions, t = DATA.ticks;
+  const open = tickLine(t.connections_open), busy = tickLine(t.transactions_in_progress);
   const host = document.getElementById("chart-transactions");
   charts.transactions = Charts.create(host, {
     title: "Transactions: start and duration, colored by type; retransmissions ringed in red",
     note: samplingNote(tx.sampling, "transactions"),
     height: 340, originDayMs: DATA.meta.origin_day_ms,
-    x: TIME,
+    x: { ...TIME, ...captureSpan() },
     y: { label: "duration", kind: "log", format: Charts.duration },
-    y2: { label: "concurrent", format: Charts.si },
+    y2: { label: "concurrent", format: Charts.si, integer: true },
     overlay: selectionOverlay,
     layers: [
       lossBands(),
       { type: "points", name: "transactions", x: tx.start, y: tx.ms, color: (i) => typeColor(tx.kind[i]),
-        ring: (i) => (tx.retransmissions[i] > 0 ? RED : null), radius: 2,
+        ring: (i) => (tx.retransmissions[i] > 0 ? RED : null), radius: tx.start.length < 100 ? 3.5 : 2,
         tooltip: (i) => [tx.types[tx.kind[i]], `start ${clockText(tx.start[i])}`, `duration ${Charts.duration(tx.ms[i])}`,
           `connection ${tx.connection[i]}, transaction ${tx.index[i]}`,
-          `${tx.retransmissions[i]} retransmissions`, "click: show the connection"] },
-      { type: "line", name: "connections open", axis: "y2", step: true, x: t.start, y: t.connections_open,
-        color: "#555", width: 1,
-        tooltip: (i) => [`${clockText(t.start[i])}`, `${t.connections_open[i]} connections open`] },
-      { type: "line", name: "transactions in progress", axis: "y2", step: true, x: t.start,
-        y: t.transactions_in_progress, color: "#2ca02c", width: 1, dash: [4, 3],
-        tooltip: (i) => [`${clockText(t.start[i])}`, `${t.transactions_in_progress[i]} transactions in progress`] },
+          plural(tx.retransmissions[i], "retransmission"), "click: show the connection"] },
+      { type: "line", name: "connections open", axis: "y2", step: true, ...open, color: "#555", width: 1,
+        tooltip: (i) => [`${clockText(t.start[open.at(i)])}`, `${plural(t.connections_open[open.at(i)], "connection")} open`] },
+      { type: "line", name: "transactions in progress", axis: "y2", step: true, ...busy,
+        color: "#2ca02c", width: 1, dash: [4, 3],
+        tooltip: (i) => [`${clockText(t.start[busy.at(i)])}`,
+          `${plural(t.transactions_in_progress[busy.at(i)], "transaction")} in progress`] },
     ],
     onClick: (hit) => {
       if (hit && hit.layer.type === "points") selectConnection(tx.connection[hit.index], { scroll: true });
@@ -183,13 +247,13 @@ function setupsChart() {
   const host = document.getElementById("chart-setups");
   const layer = (outcome) => {
     const index = s.outcome.map((o, i) => (o === outcome ? i : -1)).filter((i) => i >= 0);
-    return { type: "points", name: outcome, color: OUTCOME_COLORS[outcome], radius: outcome === "established" ? 2 : 3.5,
+    return { type: "points", name: outcome, color: OUTCOME_COLORS[outcome], radius: outcome === "established" && s.start.length >= 100 ? 2 : 3.5,
       x: index.map((i) => s.start[i]), y: index.map((i) => s.ms[i]),
       tooltip: (k) => {
         const id = s.connection[index[k]];
         return [`connection ${id}: ${c.client[id]} → ${c.server[id]}`, `${outcome}, state ${c.state[id]}`,
           `at ${clockText(s.start[index[k]])}`, `setup ${Charts.duration(s.ms[index[k]])}`,
-          `${c.syn_retries[id]} SYN retries`, "click: show the connection"];
+          plural(c.syn_retries[id], "SYN retry", "SYN retries"), "click: show the connection"];
       },
       connections: index.map((i) => s.connection[i]) };
   };
@@ -197,7 +261,7 @@ function setupsChart() {
     title: "Connection setups: SYN to handshake ACK (failed: first to last packet)",
     note: samplingNote(s.sampling, "setups"),
     height: 260, originDayMs: DATA.meta.origin_day_ms,
-    x: TIME, y: { label: "setup", kind: "log", format: Charts.duration },
+    x: { ...TIME, ...captureSpan() }, y: { label: "setup", kind: "log", format: Charts.duration },
     overlay: selectionOverlay,
     layers: ["established", "retried", "reset", "failed"].map(layer),
     onClick: (hit) => { if (hit) selectConnection(hit.layer.connections[hit.index], { scroll: true }); },
@@ -207,16 +271,21 @@ function setupsChart() {
 function ioChart() {
   const t = DATA.ticks;
   const host = document.getElementById("chart-io");
-  const count = (key, name, color, hidden) => ({ type: "line", name, axis: "y2", step: true, x: t.start, y: t[key],
-    color, hidden, tooltip: (i) => [`${clockText(t.start[i])}`, `${t[key][i].toLocaleString("en")} ${name}`] });
+  const count = (key, name, color, hidden) => {
+    const line = tickLine(t[key]);
+    return { type: "line", name, axis: "y2", step: true, ...line, color, hidden,
+      tooltip: (i) => [`${clockText(t.start[line.at(i)])}`, `${t[key][line.at(i)].toLocaleString("en")} ${name}`] };
+  };
+  const throughput = tickLine(t.throughput_bps);
   charts.io = Charts.create(host, {
     title: `IO graph, per ${Charts.duration(t.tick_ms)} tick`,
     height: 280, originDayMs: DATA.meta.origin_day_ms,
-    x: TIME, y: { label: "bit/s", format: Charts.si }, y2: { label: "per tick", format: Charts.si },
+    x: { ...TIME, ...captureSpan() }, y: { label: "bit/s", format: Charts.si },
+    y2: { label: "per tick", format: Charts.si, integer: true },
     layers: [
       lossBands(),
-      { type: "line", name: "throughput", step: true, x: t.start, y: t.throughput_bps, color: "#1f77b4",
-        tooltip: (i) => [`${clockText(t.start[i])}`, `${Charts.si(t.throughput_bps[i])}bit/s`] },
+      { type: "line", name: "throughput", step: true, ...throughput, color: "#1f77b4",
+        tooltip: (i) => [`${clockText(t.start[throughput.at(i)])}`, `${Charts.si(t.throughput_bps[throughput.at(i)])}bit/s`] },
       count("packets", "packets", "#999", true),
       count("retransmissions", "retransmissions", RED),
       count("lost_segments", "lost segments", "#8c564b"),
@@ -228,16 +297,27 @@ function ioChart() {
 
 // ---- transaction types ----------------------------------------------------
 
+/** The histogram's bins shown: the type's, and empty ones around them to a
+ * decade at least, so a single bin reads as a bar, not as the whole chart. */
+function histogramRange(type) {
+  const bins = type.histogram.length;
+  const wanted = Math.max(bins + 4, type.bins_per_decade);
+  const before = Math.floor((wanted - bins) / 2);
+  return [type.first_bin - before, type.first_bin - before + wanted];
+}
+
 function histogramChart(kind) {
   const type = DATA.types[kind];
   const host = document.getElementById("chart-histogram");
-  const x0 = type.histogram.map((_, i) => Math.pow(10, (type.first_bin + i) / type.bins_per_decade));
-  const x1 = type.histogram.map((_, i) => Math.pow(10, (type.first_bin + i + 1) / type.bins_per_decade));
+  const edge = (bin) => Math.pow(10, bin / type.bins_per_decade);
+  const x0 = type.histogram.map((_, i) => edge(type.first_bin + i));
+  const x1 = type.histogram.map((_, i) => edge(type.first_bin + i + 1));
+  const [first, last] = histogramRange(type);
   charts.histogram = Charts.create(host, {
     title: `Response times of ${type.name}: ${plural(type.count, "transaction")}`,
     height: 240,
-    x: { label: "duration", kind: "log", format: Charts.duration, min: x0[0], max: x1[x1.length - 1] },
-    y: { label: "transactions", format: Charts.si },
+    x: { label: "duration", kind: "log", format: Charts.duration, min: edge(first), max: edge(last) },
+    y: { label: "transactions", format: Charts.si, integer: true },
     layers: [{ type: "bars", x0, x1, y: type.histogram, color: typeColor(kind),
       tooltip: (i) => [`${Charts.duration(x0[i])} – ${Charts.duration(x1[i])}`, plural(type.histogram[i], "transaction")] }],
   });
@@ -536,6 +616,87 @@ function sequenceChart(d) {
   });
 }
 
+/**
+ * The ladder's time axis: packets spaced by their time, but never closer than
+ * a label's height apart, and every pause far longer than the usual gap cut
+ * short (`cuts` says where, and how long it was). Maps times to units and back.
+ */
+function ladderScale(times) {
+  const gaps = times.slice(1).map((t, i) => t - times[i]).filter((gap) => gap > 0).sort((a, b) => a - b);
+  const usual = Math.max(gaps.length ? gaps[Math.floor(gaps.length / 2)] : 1, 1e-3);
+  const cutAbove = Math.max(2 * LADDER_TO_SCALE * usual, LADDER_CUT_MIN_MS);
+  const step = (gap) => {
+    const ratio = gap / usual;
+    return ratio <= LADDER_TO_SCALE ? Math.max(1, ratio) : LADDER_TO_SCALE + 2 * Math.log2(ratio / LADDER_TO_SCALE);
+  };
+  const knots = [[times[0] ?? 0, 0]];
+  const cuts = [];
+  for (let i = 1; i < times.length; i++) {
+    const gap = times[i] - times[i - 1];
+    if (gap <= 0) continue;
+    const [, u] = knots[knots.length - 1];
+    const cut = gap > cutAbove;
+    if (cut) cuts.push({ from: times[i - 1], to: times[i] });
+    knots.push([times[i], u + step(gap)]);
+  }
+  const slope = 1 / usual;
+  const between = (pairs, value, fromIndex, toIndex) => {
+    const last = pairs.length - 1;
+    let k = 0;
+    while (k < last - 1 && pairs[k + 1][fromIndex] <= value) k++;
+    const [a, b] = last === 0 ? [pairs[0], null] : [pairs[k], pairs[k + 1]];
+    if (!b || value < a[fromIndex] || value > b[fromIndex]) {
+      const edge = !b || value < a[fromIndex] ? a : b;
+      const rate = fromIndex === 0 ? slope : 1 / slope;
+      return edge[toIndex] + (value - edge[fromIndex]) * rate;
+    }
+    const share = (value - a[fromIndex]) / (b[fromIndex] - a[fromIndex] || 1);
+    return a[toIndex] + share * (b[toIndex] - a[toIndex]);
+  };
+  return {
+    kind: "ladder", cuts, knots,
+    to: (t) => between(knots, t, 0, 1),
+    from: (u) => between(knots, u, 1, 0),
+  };
+}
+
+/** Ticks at packets, as many as fit, each with its time of day. */
+function ladderTicks(scale) {
+  return (u0, u1, count) => {
+    const inside = scale.knots.filter(([, u]) => u >= u0 && u <= u1);
+    const every = Math.max(1, Math.ceil(inside.length / Math.max(1, count)));
+    return inside.filter((_, i) => i % every === 0).map(([t, u]) => [u, clockText(t)]);
+  };
+}
+
+/** The cut pauses, as a break across the ladder with the time they took. */
+function ladderCuts(scale) {
+  return (ctx, m) => {
+    ctx.save();
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textAlign = "left";
+    ctx.textBaseline = "middle";
+    for (const cut of scale.cuts) {
+      const top = m.py(cut.from) + 6, bottom = m.py(cut.to) - 6;
+      if (bottom - top < 4 || bottom < m.f.top || top > m.f.top + m.f.height) continue;
+      ctx.fillStyle = "rgba(0, 0, 0, 0.04)";
+      ctx.fillRect(m.f.left, top, m.f.width, bottom - top);
+      ctx.strokeStyle = "#bbb";
+      ctx.setLineDash([2, 4]);
+      for (const y of [top, bottom]) {
+        ctx.beginPath();
+        ctx.moveTo(m.f.left, Math.round(y) + 0.5);
+        ctx.lineTo(m.f.left + m.f.width, Math.round(y) + 0.5);
+        ctx.stroke();
+      }
+      ctx.fillStyle = "#666";
+      // At the left, clear of the arrows' labels in the middle.
+      ctx.fillText(`⋯ ${Charts.duration(cut.to - cut.from)} idle, cut short`, m.f.left + 6, (top + bottom) / 2);
+    }
+    ctx.restore();
+  };
+}
+
 /** Client on the left, server on the right, time going down; arrows cross the capture point when seen. */
 function ladderChart(id, d, frame) {
   const p = d.ladder, c = DATA.connections;
@@ -552,11 +713,14 @@ function ladderChart(id, d, frame) {
     if (original != null) links.push([original, i]);
   });
   const linkX = (i) => (p.from_client[i] ? 0.03 : 0.97);
+  const scale = ladderScale(p.t);
+  const cut = scale.cuts.length ? `; ${plural(scale.cuts.length, "idle pause")} cut short` : "";
   charts.ladder = Charts.create(document.getElementById("chart-ladder"), {
-    title: `Packet ladder: client (left), capture point (dashed), server (right); the first ${p.t.length} packets`,
+    title: `Packet ladder: client (left), capture point (dashed), server (right); the first ${plural(p.t.length, "packet")}${cut}`,
     height: 560, originDayMs: DATA.meta.origin_day_ms,
     x: { label: "", min: -0.06, max: 1.06, format: (v) => (Math.abs(v) < 0.01 ? "client" : Math.abs(v - 1) < 0.01 ? "server" : "") },
-    y: { ...TIME, label: "time", invert: true },
+    y: { ...TIME, label: "time", invert: true, scale, ticks: ladderTicks(scale) },
+    overlay: ladderCuts(scale),
     layers: [
       { type: "segments", color: "#bbb", dash: [5, 4], width: 1, x0: [capture], x1: [capture],
         y0: [Math.min(...p.t.map(start))], y1: [Math.max(...p.t.map(end))] },
@@ -569,7 +733,7 @@ function ladderChart(id, d, frame) {
         y0: links.map(([a]) => start(a)), y1: links.map(([, b]) => start(b)),
         tooltip: (k) => [`frame ${p.frame[links[k][1]]} retransmits frame ${p.frame[links[k][0]]}`,
           `after ${Charts.duration(p.t[links[k][1]] - p.t[links[k][0]])}`] },
-    ],
+    ].filter((layer) => layer.x0.length),
   });
   const at = frame != null ? p.frame.indexOf(frame) : -1;
   if (frame != null && at < 0) {

@@ -43,6 +43,9 @@ pub struct Report<'a> {
     pub details: &'a [ConnectionDetail],
     /// The command that would detail a connection that has no detail, less its id.
     pub detail_command: String,
+    /// Why the report covers only part of the capture, when it does
+    /// (`trace.pcap ends inside a record at byte 8877; …`).
+    pub partial: Option<String>,
 }
 
 /// Writes the report as one HTML page.

@@ -48,6 +48,7 @@ struct Meta {
     origin_day_ms: f64,
     detail_command: String,
     detail_limits: DetailLimits,
+    partial: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -104,6 +105,7 @@ pub fn build<'a>(report: &Report<'a>) -> Model<'a> {
                 ladder_packets: crate::detail::LADDER_PACKETS,
                 points: crate::detail::MAX_POINTS,
             },
+            partial: report.partial.clone(),
         },
         findings: report.findings,
         connections: Connections::new(report, clock),
@@ -304,18 +306,42 @@ struct TypeIndex {
     index: HashMap<String, usize>,
 }
 
-fn type_of(t: &Transaction) -> &str {
-    t.name.as_deref().unwrap_or(&t.signature)
+/// A transaction's type: its name, the numbers in its request written `#`
+/// (`GET /item/# → 200`) so that requests differing only in an id or a size
+/// are one type; else its signature.
+fn type_of(t: &Transaction) -> String {
+    match t.name.as_deref() {
+        None => t.signature.clone(),
+        Some(name) => match name.split_once(" → ") {
+            Some((request, response)) => format!("{} → {response}", numbers_hidden(request)),
+            // A response without its request names the response alone.
+            None if name.starts_with('→') => name.to_string(),
+            None => numbers_hidden(name),
+        },
+    }
+}
+
+/// `GET /item/1234` as `GET /item/#`.
+fn numbers_hidden(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if !c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('#') {
+            out.push('#');
+        }
+    }
+    out
 }
 
 impl TypeIndex {
     fn new(transactions: &[Transaction]) -> Self {
-        let mut total: HashMap<&str, f64> = HashMap::new();
+        let mut total: HashMap<String, f64> = HashMap::new();
         for t in transactions {
             *total.entry(type_of(t)).or_default() += t.duration_ms;
         }
-        let mut order: Vec<(&str, f64)> = total.into_iter().collect();
-        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut order: Vec<(String, f64)> = total.into_iter().collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         let pooled = order.len() > MAX_TYPES;
         let mut names: Vec<String> = order
             .iter()
@@ -335,7 +361,7 @@ impl TypeIndex {
 
     fn of(&self, t: &Transaction) -> usize {
         self.index
-            .get(type_of(t))
+            .get(&type_of(t))
             .copied()
             .unwrap_or(self.names.len().saturating_sub(1))
     }
@@ -585,5 +611,23 @@ impl Waterfall {
             waterfall.retransmissions.push(t.retransmissions);
         }
         waterfall
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbers_hidden;
+
+    #[test]
+    fn requests_differing_only_in_numbers_are_one_type() {
+        assert_eq!(numbers_hidden("GET 1011"), numbers_hidden("GET 14962"));
+        assert_eq!(
+            numbers_hidden("GET /item/12/photo-3.jpg"),
+            "GET /item/#/photo-#.jpg"
+        );
+        assert_eq!(
+            numbers_hidden("TLS ClientHello example.com"),
+            "TLS ClientHello example.com"
+        );
     }
 }

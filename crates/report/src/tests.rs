@@ -138,7 +138,8 @@ fn a_report_carries_every_capture_string_only_inside_its_json_block() {
             ticks: &[],
             findings: &[],
             details: &details,
-            detail_command: format!("tcpwhy report {HOSTILE} --connection"),
+            detail_command: format!("tcpwhy report {HOSTILE} --detail"),
+            partial: Some(HOSTILE.to_string()),
         },
     )
     .unwrap();
@@ -224,6 +225,7 @@ fn sample_transaction(name: Option<String>) -> Transaction {
             ..Default::default()
         },
         ledger: Default::default(),
+        failure: None,
     }
 }
 

@@ -16,13 +16,16 @@
 //! assert!(pcap.len() > 24);
 //! ```
 //!
-//! It is a test tool: it builds frames, it does not check them.
+//! It is a test tool: it builds frames, it does not check them. It also
+//! says where the tests find the public captures they read (see [`shared`]).
 
 use std::net::{IpAddr, SocketAddr};
 
 mod frame;
+pub mod shared;
 
 pub use frame::{Link, Packet, TcpOption};
+pub use shared::shared_captures;
 
 /// Which end of a conversation acts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,33 +1,48 @@
-//! The command line: subcommands, flags, exit codes.
+//! The command line: subcommands, flags that go anywhere on the line, the
+//! selection they make, and exit codes.
 
 use std::io::{self, Write};
+use std::net::IpAddr;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use diagnose::Severity;
 
+use crate::command_line;
+use crate::connection;
 use crate::html;
-use crate::output::{self, Format};
+use crate::output::{self, connection::OneConnection, text, Format, Style};
 use crate::progress::Progress;
-use pipeline::{self, Analysis, Stages};
+use crate::units;
+use pipeline::{self, Analysis, Instant, Network, Selection, Stages};
 
 const EXAMPLES: &str = "\
 Examples:
   tcpwhy trace.pcap                       ranked findings: why it is slow
   tcpwhy diagnose trace.pcap --format json
-  tcpwhy connections trace.pcap
-  tcpwhy connections ring-*.pcapng.gz --format json | jq .
+  tcpwhy connections trace.pcap --host 10.0.0.2 --port 443
+  tcpwhy connection 59 trace.pcap         one connection: handshake, time, events, packets
+  tcpwhy events trace.pcap --between 14:03:00 14:05:30
   tcpwhy transactions trace.pcap --format csv > transactions.csv
-  tcpwhy timeline trace.pcap --tick 100ms
+  tcpwhy timeline trace.pcap --tick 100ms --between +10s +70s
   tcpdump -i eth0 -w - | tcpwhy events - --format csv
   tcpwhy report trace.pcap -o report.html  one HTML file to open offline or send on
   tcpwhy diagnose trace.pcap --fail-on warning   exit 1 on a warning or worse
 
+Selection: --host, --port, --net and --connection may each be repeated (any
+value matches); different kinds must all match. Connection ids stay those of
+the whole capture. --between keeps the packets between two instants: a time
+of day (14:03:07.25, UTC), an offset from the capture's start (+90s), or
+seconds since the epoch (@1700000000.5). Flags may go anywhere on the line.
+
 Exit codes:
   0  the capture was read to the end
   1  --fail-on SEVERITY was given and a finding at or above it was found
-  2  bad input (the error names the file and byte offset) or bad usage
+  2  bad usage, or input that cannot be read (the error names the file and
+     byte offset; results read before bad data are printed, marked partial)
+  3  partial but usable: the capture ends inside a record (cut off while
+     written or copied); the results cover every whole record before it
   130  stopped by Ctrl-C or SIGTERM: the results printed are partial
        (a second signal exits at once)";
 
@@ -36,6 +51,63 @@ Exit codes:
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    global: GlobalArgs,
+}
+
+/// Flags every command takes, anywhere on the line.
+#[derive(Args)]
+struct GlobalArgs {
+    /// No progress bar.
+    #[arg(long, short, global = true)]
+    quiet: bool,
+    /// Output format (report writes HTML and takes none).
+    #[arg(long, value_enum, global = true)]
+    format: Option<FormatArg>,
+    /// Instants as seconds since the epoch, not the time of day (UTC), in tables.
+    #[arg(long, global = true)]
+    epoch: bool,
+    /// Memory the analysis may hold, such as 512M or 4G; past it, connections
+    /// are counted without being listed, and the output says how many.
+    #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = units::size, global = true)]
+    memory_bytes: u64,
+    #[command(flatten)]
+    select: SelectArgs,
+}
+
+#[derive(Args)]
+#[command(next_help_heading = "Selection")]
+struct SelectArgs {
+    /// Only connections to or from this address.
+    #[arg(long, value_name = "IP", global = true)]
+    host: Vec<IpAddr>,
+    /// Only connections with this port at either end.
+    #[arg(long, global = true)]
+    port: Vec<u16>,
+    /// Only connections with an end in this network, such as 10.1.0.0/16.
+    #[arg(long, value_name = "CIDR", global = true)]
+    net: Vec<Network>,
+    /// Only these connections (ids from `tcpwhy connections`); comma-separated or repeated.
+    #[arg(long, value_name = "ID", value_delimiter = ',', global = true)]
+    connection: Vec<u64>,
+    /// Only the packets from T1 to T2 (14:03:07.25 UTC, +90s from the start, or @EPOCH).
+    #[arg(long, num_args = 2, value_names = ["T1", "T2"], value_parser = units::instant, global = true)]
+    between: Vec<Instant>,
+}
+
+impl SelectArgs {
+    fn selection(&self) -> Selection {
+        Selection {
+            hosts: self.host.clone(),
+            ports: self.port.clone(),
+            networks: self.net.clone(),
+            connections: self.connection.clone(),
+            between: match self.between.as_slice() {
+                [from, to] => Some((*from, *to)),
+                _ => None,
+            },
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -44,12 +116,15 @@ enum Command {
     /// (what `tcpwhy FILE` runs).
     Diagnose(DiagnoseArgs),
     /// One row per TCP connection: handshake, state, and per-direction counters.
-    Connections(InputArgs),
+    Connections(FilesArg),
+    /// One connection: its handshake, where its time went, its events and
+    /// its first packets as a ladder.
+    Connection(ConnectionArgs),
     /// Every analysis event (retransmission, duplicate_ack, zero_window, ...) with its frame.
-    Events(InputArgs),
+    Events(FilesArg),
     /// Request/response transactions with server and client think time, and
     /// duration statistics per transaction signature.
-    Transactions(InputArgs),
+    Transactions(FilesArg),
     /// Per-tick series: packets, throughput, retransmissions, lost segments,
     /// duplicate ACKs, zero windows, new and failed connections, transactions.
     Timeline(TimelineArgs),
@@ -59,9 +134,50 @@ enum Command {
 }
 
 #[derive(Args)]
+struct FilesArg {
+    /// pcap or pcapng files, plain, .gz or .zst; several are merged by time; - reads stdin.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<String>,
+}
+
+#[derive(Args)]
 struct DiagnoseArgs {
     #[command(flatten)]
-    input: InputArgs,
+    input: FilesArg,
+    #[command(flatten)]
+    fail_on: FailOnArg,
+}
+
+#[derive(Args)]
+struct ConnectionArgs {
+    /// The connection's id, as `tcpwhy connections` and the findings give it.
+    id: u64,
+    #[command(flatten)]
+    input: FilesArg,
+    /// Packets shown in the ladder, from the connection's first.
+    #[arg(long, default_value_t = 50, value_name = "COUNT")]
+    packets: usize,
+}
+
+#[derive(Args)]
+struct TimelineArgs {
+    #[command(flatten)]
+    input: FilesArg,
+    /// Tick size with its unit, such as 100ms, 1s or 1m; chosen from the capture's length when absent.
+    #[arg(long, value_parser = units::duration_ns, value_name = "DURATION")]
+    tick: Option<i64>,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    #[command(flatten)]
+    input: FilesArg,
+    /// The HTML file to write (replaced atomically; never one of the inputs).
+    #[arg(long, short, value_name = "REPORT.html")]
+    output: std::path::PathBuf,
+    /// Also give this connection packet detail; repeatable.
+    #[arg(long, value_name = "ID")]
+    detail: Vec<u64>,
     #[command(flatten)]
     fail_on: FailOnArg,
 }
@@ -81,83 +197,19 @@ enum SeverityArg {
 }
 
 impl FailOnArg {
-    /// The exit code for these findings: 1 when one is at or above the threshold.
-    fn exit_code(&self, findings: &[diagnose::Finding]) -> ExitCode {
+    /// Whether these findings reach the threshold.
+    fn reached(&self, findings: &[diagnose::Finding]) -> bool {
         let threshold = match self.fail_on {
-            None => return ExitCode::SUCCESS,
+            None => return false,
             Some(SeverityArg::Info) => Severity::Info,
             Some(SeverityArg::Warning) => Severity::Warning,
             Some(SeverityArg::Critical) => Severity::Critical,
         };
-        if findings.iter().any(|f| f.severity >= threshold) {
-            ExitCode::from(EXIT_FINDING)
-        } else {
-            ExitCode::SUCCESS
-        }
+        findings.iter().any(|f| f.severity >= threshold)
     }
 }
 
-#[derive(Args)]
-struct ReportArgs {
-    /// pcap or pcapng files, plain, .gz or .zst; several are merged by time; - reads stdin.
-    #[arg(required = true, value_name = "FILE")]
-    files: Vec<String>,
-    /// The HTML file to write (replaced atomically; never one of the inputs).
-    #[arg(long, short, value_name = "REPORT.html")]
-    output: std::path::PathBuf,
-    /// Also give this connection (an id from the connections table) packet detail; repeatable.
-    #[arg(long, value_name = "ID")]
-    connection: Vec<u64>,
-    #[command(flatten)]
-    fail_on: FailOnArg,
-    /// No progress bar.
-    #[arg(long, short)]
-    quiet: bool,
-    #[command(flatten)]
-    memory: MemoryArg,
-}
-
-#[derive(Args)]
-struct TimelineArgs {
-    #[command(flatten)]
-    input: InputArgs,
-    /// Tick size, such as 100ms, 1s or 1m; chosen from the capture's length when absent.
-    #[arg(long)]
-    tick: Option<String>,
-}
-
-#[derive(Args)]
-struct InputArgs {
-    /// pcap or pcapng files, plain, .gz or .zst; several are merged by time; - reads stdin.
-    #[arg(required = true, value_name = "FILE")]
-    files: Vec<String>,
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    format: FormatArg,
-    /// No progress bar.
-    #[arg(long, short)]
-    quiet: bool,
-    #[command(flatten)]
-    memory: MemoryArg,
-}
-
-#[derive(Args)]
-struct MemoryArg {
-    /// Memory the analysis may hold, such as 512M or 4G; past it, connections
-    /// are counted without being listed, and the output says how many.
-    #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
-    bytes: u64,
-}
-
-impl MemoryArg {
-    fn apply(&self, stages: Stages) -> Stages {
-        Stages {
-            memory_bytes: Some(self.bytes),
-            ..stages
-        }
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, ValueEnum)]
+#[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
     Table,
     Json,
@@ -176,40 +228,22 @@ impl From<FormatArg> for Format {
 
 const EXIT_FINDING: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
+const EXIT_PARTIAL: u8 = 3;
 /// 128 + SIGINT, as a shell reports a command ended by Ctrl-C.
 const EXIT_INTERRUPTED: u8 = 130;
 /// Stdout is line-buffered; results are written in larger pieces.
 const OUTPUT_BUFFER: usize = 1 << 16;
 
-/// Subcommand names; anything else first on the line is a file to diagnose.
-const COMMANDS: [&str; 7] = [
-    "diagnose",
-    "connections",
-    "events",
-    "transactions",
-    "timeline",
-    "report",
-    "help",
-];
-
-/// `tcpwhy [FLAGS] FILE…` means `tcpwhy diagnose [FLAGS] FILE…`.
-fn arguments() -> Vec<std::ffi::OsString> {
-    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let given: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
-    let asks_for_help = given
-        .first()
-        .is_none_or(|first| ["-h", "--help", "-V", "--version"].contains(first));
-    let first_word = given.iter().find(|a| **a == "-" || !a.starts_with('-'));
-    let names_a_command = first_word.is_some_and(|word| COMMANDS.contains(word));
-    if !asks_for_help && !names_a_command {
-        args.insert(1, "diagnose".into());
-    }
-    args
-}
-
 pub fn run() -> ExitCode {
     crate::signals::install();
-    let cli = match Cli::try_parse_from(arguments()) {
+    let args = match command_line::arguments(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("tcpwhy: {message}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
@@ -220,13 +254,33 @@ pub fn run() -> ExitCode {
             };
         }
     };
-    let outcome = match cli.command {
-        Command::Diagnose(args) => diagnose(&args),
-        Command::Connections(input) => connections(&input),
-        Command::Events(input) => events(&input),
-        Command::Transactions(input) => transactions(&input),
-        Command::Timeline(args) => timeline(&args),
-        Command::Report(args) => Ok(html_report(&args)),
+    let outcome = match &cli.command {
+        Command::Diagnose(args) => diagnose(&cli.global, args),
+        Command::Connections(input) => {
+            // What limits each bulk flow is read from the ledgers the transactions build.
+            let stages = Stages {
+                transactions: true,
+                ..Stages::default()
+            };
+            tabulate(&cli.global, input, stages, output::connections)
+        }
+        Command::Connection(args) => one_connection(&cli.global, args),
+        Command::Events(input) => events(&cli.global, input),
+        Command::Transactions(input) => {
+            let stages = Stages {
+                transactions: true,
+                ..Stages::default()
+            };
+            tabulate(&cli.global, input, stages, output::transactions)
+        }
+        Command::Timeline(args) => {
+            let stages = Stages {
+                timeline: Some(args.tick),
+                ..Stages::default()
+            };
+            tabulate(&cli.global, &args.input, stages, output::timeline)
+        }
+        Command::Report(args) => html_report(&cli.global, args),
     };
     match outcome {
         Ok(code) => code,
@@ -238,36 +292,54 @@ pub fn run() -> ExitCode {
     }
 }
 
-fn progress_for(input: &InputArgs) -> Progress {
-    progress_over(&input.files, input.quiet)
-}
+impl GlobalArgs {
+    fn style(&self) -> Style {
+        Style {
+            format: self.format.map_or(Format::Table, Format::from),
+            epoch: self.epoch,
+            width: text::terminal_width(),
+        }
+    }
 
-fn progress_over(files: &[String], quiet: bool) -> Progress {
-    let total = files
-        .iter()
-        .map(|path| std::fs::metadata(path).ok().map(|m| m.len()))
-        .sum::<Option<u64>>();
-    Progress::new(total, quiet)
+    fn progress(&self, files: &[String]) -> Progress {
+        let total = files
+            .iter()
+            .map(|path| std::fs::metadata(path).ok().map(|m| m.len()))
+            .sum::<Option<u64>>();
+        Progress::new(total, self.quiet)
+    }
+
+    /// `stages` over the traffic the flags select, within the memory budget.
+    fn selecting(&self, stages: Stages) -> Stages {
+        Stages {
+            selection: self.select.selection(),
+            memory_bytes: Some(self.memory_bytes),
+            ..stages
+        }
+    }
 }
 
 /// Runs the pipeline and writes its results with `write`.
-fn report(
-    input: &InputArgs,
+fn tabulate(
+    global: &GlobalArgs,
+    input: &FilesArg,
     stages: Stages,
-    write: fn(&mut dyn Write, Format, &Analysis) -> io::Result<()>,
+    write: output::Writer,
 ) -> io::Result<ExitCode> {
-    report_then(input, stages, write, |_| ExitCode::SUCCESS)
+    tabulate_then(global, input, stages, write, |_| false)
 }
 
-/// [`report`], with the exit code of a complete read chosen by `exit_code`.
-fn report_then(
-    input: &InputArgs,
+/// [`tabulate`], exiting 1 when `reached` says the findings cross `--fail-on`.
+fn tabulate_then(
+    global: &GlobalArgs,
+    input: &FilesArg,
     stages: Stages,
-    write: fn(&mut dyn Write, Format, &Analysis) -> io::Result<()>,
-    exit_code: impl FnOnce(&Analysis) -> ExitCode,
+    write: output::Writer,
+    reached: impl FnOnce(&Analysis) -> bool,
 ) -> io::Result<ExitCode> {
-    let stages = input.memory.apply(stages);
-    let analysis = match pipeline::analyze(&input.files, stages, progress_for(input), |_| {}) {
+    let progress = global.progress(&input.files);
+    let analysis = match pipeline::analyze(&input.files, global.selecting(stages), progress, |_| {})
+    {
         Ok(analysis) => analysis,
         Err(error) => return Ok(bad_input(&error)),
     };
@@ -276,166 +348,88 @@ fn report_then(
             "tcpwhy: --tick is too fine for this capture: it would need more than {} ticks; \
              the smallest tick that fits is {}",
             timeline::MAX_BINS,
-            duration_text(tick_ns)
+            units::duration_text(tick_ns)
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
-    write(&mut out, input.format.into(), &analysis)?;
+    let style = global.style();
+    write(&mut out, &style, &analysis)?;
     out.flush()?;
-    if input.format == FormatArg::Csv {
+    if style.format == Format::Csv {
         print_notes(&analysis);
     }
-    let code = match finish(&analysis) {
-        Some(code) => code,
-        None => exit_code(&analysis),
-    };
+    let code = exit_code(&analysis, reached(&analysis));
     // The process ends next: freeing every summary one by one would only cost time.
     std::mem::forget(analysis);
     Ok(code)
 }
 
-fn diagnose(args: &DiagnoseArgs) -> io::Result<ExitCode> {
+fn diagnose(global: &GlobalArgs, args: &DiagnoseArgs) -> io::Result<ExitCode> {
     let stages = Stages {
         diagnose: true,
         ..Stages::default()
     };
-    report_then(&args.input, stages, output::findings, |analysis| {
-        args.fail_on.exit_code(&analysis.findings)
+    tabulate_then(global, &args.input, stages, output::findings, |analysis| {
+        args.fail_on.reached(&analysis.findings)
     })
 }
 
-fn html_report(args: &ReportArgs) -> ExitCode {
-    let progress = || progress_over(&args.files, args.quiet);
-    let memory_bytes = args.memory.bytes;
-    match html::write_report(
-        &args.files,
-        &args.output,
-        &args.connection,
-        memory_bytes,
-        progress,
-    ) {
-        Ok(analysis) => {
-            print_notes(&analysis);
-            finish(&analysis).unwrap_or_else(|| args.fail_on.exit_code(&analysis.findings))
-        }
-        Err(html::Failure::BadInput(error)) => bad_input(&error),
-        Err(html::Failure::Output(message)) => {
-            eprintln!("tcpwhy: {message}");
-            ExitCode::from(EXIT_BAD_INPUT)
-        }
-    }
-}
-
-fn connections(input: &InputArgs) -> io::Result<ExitCode> {
-    // What limits each bulk flow is read from the ledgers the transactions build.
-    let stages = Stages {
-        transactions: true,
-        ..Stages::default()
+fn one_connection(global: &GlobalArgs, args: &ConnectionArgs) -> io::Result<ExitCode> {
+    let files = &args.input.files;
+    let stages = global.selecting(Stages::default());
+    let gathered =
+        match connection::gather(files, args.id, args.packets, stages, global.progress(files)) {
+            Ok(gathered) => gathered,
+            Err(error) => return Ok(bad_input(&error)),
+        };
+    let analysis = &gathered.analysis;
+    let Some(found) = analysis.connections.iter().find(|c| c.id == args.id) else {
+        let selected = if global.select.selection() == Selection::default() {
+            ""
+        } else {
+            " among the selected traffic"
+        };
+        eprintln!(
+            "tcpwhy: connection {} is not in {}{selected}; `tcpwhy connections` lists the ids",
+            args.id,
+            files.join(", ")
+        );
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
     };
-    report(input, stages, output::connections)
-}
-
-fn transactions(input: &InputArgs) -> io::Result<ExitCode> {
-    let stages = Stages {
-        transactions: true,
-        ..Stages::default()
+    let one = OneConnection {
+        analysis,
+        connection: found,
+        packets: &gathered.packets,
+        packets_seen: gathered.packets_seen,
+        events: &gathered.events,
+        events_seen: gathered.events_seen,
     };
-    report(input, stages, output::transactions)
-}
-
-fn timeline(args: &TimelineArgs) -> io::Result<ExitCode> {
-    let tick = match args.tick.as_deref().map(parse_duration_ns).transpose() {
-        Ok(tick) => tick,
-        Err(message) => {
-            eprintln!("tcpwhy: --tick {message}");
-            return Ok(ExitCode::from(EXIT_BAD_INPUT));
-        }
-    };
-    let stages = Stages {
-        timeline: Some(tick),
-        ..Stages::default()
-    };
-    report(&args.input, stages, output::timeline)
-}
-
-/// "512M", "4G", "1.5GiB", "100000000" (bytes) as bytes; powers of 1024.
-fn parse_size(text: &str) -> Result<u64, String> {
-    let split = text
-        .find(|c: char| c.is_ascii_alphabetic())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale: f64 = match unit
-        .to_ascii_uppercase()
-        .trim_end_matches("IB")
-        .trim_end_matches('B')
-    {
-        "" => 1.0,
-        "K" => 1024.0,
-        "M" => 1024.0 * 1024.0,
-        "G" => 1024.0 * 1024.0 * 1024.0,
-        "T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("unknown unit {unit:?} (K, M, G, T)")),
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| "not a size such as 512M or 4G".to_string())?;
-    let bytes = value * scale;
-    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
-        return Err("out of range".into());
-    }
-    Ok(bytes as u64)
-}
-
-/// "250ms", "1s", "5m", "1h" (or plain seconds) as nanoseconds.
-fn parse_duration_ns(text: &str) -> Result<i64, String> {
-    let split = text
-        .find(|c: char| c.is_ascii_alphabetic())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "" | "s" => 1e9,
-        "m" => 60e9,
-        "h" => 3600e9,
-        _ => {
-            return Err(format!(
-                "{text:?}: unknown unit {unit:?} (ns, us, ms, s, m, h)"
-            ))
-        }
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration such as 100ms or 1s"))?;
-    let nanos = value * scale;
-    if !(1.0..=1e15).contains(&nanos) {
-        return Err(format!("{text:?} is out of range"));
-    }
-    Ok(nanos as i64)
-}
-
-fn events(input: &InputArgs) -> io::Result<ExitCode> {
-    let format: Format = input.format.into();
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
-    let mut writer = output::EventWriter::new(format);
+    output::connection::write(&mut out, &global.style(), &one)?;
+    out.flush()?;
+    Ok(exit_code(analysis, false))
+}
+
+fn events(global: &GlobalArgs, input: &FilesArg) -> io::Result<ExitCode> {
+    let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
+    let writer = std::cell::RefCell::new(output::EventWriter::new(global.style()));
     let mut write_error = None;
     // Live input: each event goes out as it is decided.
     let streamed = input.files.iter().any(|file| file == "-");
-    let result = pipeline::analyze(
+    let result = pipeline::analyze_observed(
         &input.files,
-        input.memory.apply(Stages::default()),
-        progress_for(input),
+        global.selecting(Stages::default()),
+        global.progress(&input.files),
         |event| {
             if write_error.is_none() {
-                write_error = writer.write(&mut out, event).err();
+                write_error = writer.borrow_mut().write(&mut out, event).err();
             }
             if streamed && write_error.is_none() {
                 write_error = out.flush().err();
             }
         },
+        |view| writer.borrow_mut().starts_at(view.timestamp_ns),
     );
     if let Some(error) = write_error {
         return Err(error);
@@ -444,33 +438,40 @@ fn events(input: &InputArgs) -> io::Result<ExitCode> {
         Ok(analysis) => analysis,
         Err(error) => return Ok(bad_input(&error)),
     };
-    writer.finish(&mut out, &analysis)?;
+    writer.borrow().finish(&mut out, &analysis)?;
     out.flush()?;
-    if input.format == FormatArg::Csv {
+    if global.style().format == Format::Csv {
         print_notes(&analysis);
     }
-    Ok(finish(&analysis).unwrap_or(ExitCode::SUCCESS))
+    Ok(exit_code(&analysis, false))
+}
+
+fn html_report(global: &GlobalArgs, args: &ReportArgs) -> io::Result<ExitCode> {
+    if global.format.is_some() {
+        eprintln!("tcpwhy: report writes HTML; --format applies to the other commands");
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    let files = &args.input.files;
+    let progress = || global.progress(files);
+    let stages = global.selecting(Stages::default());
+    Ok(
+        match html::write_report(files, &args.output, &args.detail, stages, progress) {
+            Ok(analysis) => {
+                print_notes(&analysis);
+                exit_code(&analysis, args.fail_on.reached(&analysis.findings))
+            }
+            Err(html::Failure::BadInput(error)) => bad_input(&error),
+            Err(html::Failure::Output(message)) => {
+                eprintln!("tcpwhy: {message}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+        },
+    )
 }
 
 fn bad_input(error: &capture::CaptureError) -> ExitCode {
     eprintln!("tcpwhy: {error}");
     ExitCode::from(EXIT_BAD_INPUT)
-}
-
-/// When the read stopped early, the line that says why and the exit code:
-/// 2 for bad input, 130 for a signal; the results shown are partial.
-fn finish(analysis: &Analysis) -> Option<ExitCode> {
-    if let Some(error) = &analysis.error {
-        return Some(bad_input(error));
-    }
-    if analysis.interrupted {
-        eprintln!(
-            "tcpwhy: stopped by a signal after {} frames: the results are partial",
-            analysis.counts.frames
-        );
-        return Some(ExitCode::from(EXIT_INTERRUPTED));
-    }
-    None
 }
 
 /// The analysis's notes on stderr, where the output format has no place for them.
@@ -480,43 +481,33 @@ fn print_notes(analysis: &Analysis) {
     }
 }
 
-/// Nanoseconds as the shortest of 250ms, 2s, 5m, 1h, 20us that --tick reads back.
-fn duration_text(ns: i64) -> String {
-    let units = [
-        (3_600_000_000_000, "h"),
-        (60_000_000_000, "m"),
-        (1_000_000_000, "s"),
-        (1_000_000, "ms"),
-        (1_000, "us"),
-    ];
-    for (scale, unit) in units {
-        if ns >= scale && ns % scale == 0 {
-            return format!("{}{unit}", ns / scale);
+/// The exit code once the results are written, with the one line on stderr
+/// that says why when the read stopped early: 2 for bad data, 130 for a
+/// signal, else 1 when the findings reached `--fail-on`, else 3 for a
+/// capture cut short.
+fn exit_code(analysis: &Analysis, fail_on_reached: bool) -> ExitCode {
+    if analysis.interrupted {
+        eprintln!(
+            "tcpwhy: stopped by a signal after {}: the results are partial",
+            text::plural(analysis.counts.frames, "frame")
+        );
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    if let Some(error) = &analysis.error {
+        if !error.cut_short {
+            return bad_input(error);
         }
+        eprintln!(
+            "tcpwhy: warning: {error}: the capture ends inside a record; the results \
+             cover the {} before it",
+            text::plural(analysis.counts.frames, "frame")
+        );
     }
-    format!("{ns}ns")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{parse_duration_ns, parse_size};
-
-    #[test]
-    fn sizes_read_with_their_units() {
-        assert_eq!(parse_size("512M"), Ok(512 << 20));
-        assert_eq!(parse_size("4G"), Ok(4 << 30));
-        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
-        assert_eq!(parse_size("1000"), Ok(1000));
-        assert!(parse_size("5 furlongs").is_err());
-        assert!(parse_size("0").is_err());
-    }
-
-    #[test]
-    fn durations_read_with_their_units() {
-        assert_eq!(parse_duration_ns("250ms"), Ok(250_000_000));
-        assert_eq!(parse_duration_ns("2"), Ok(2_000_000_000));
-        assert_eq!(parse_duration_ns("1.5m"), Ok(90_000_000_000));
-        assert!(parse_duration_ns("5 parsecs").is_err());
-        assert!(parse_duration_ns("0s").is_err());
+    if fail_on_reached {
+        ExitCode::from(EXIT_FINDING)
+    } else if analysis.error.is_some() {
+        ExitCode::from(EXIT_PARTIAL)
+    } else {
+        ExitCode::SUCCESS
     }
 }

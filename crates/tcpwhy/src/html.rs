@@ -1,5 +1,6 @@
 //! `tcpwhy report`: the full analysis, packet detail of the connections worth
-//! a closer look, and one HTML file written atomically.
+//! a closer look, and one HTML file written atomically. A capture cut off
+//! inside its last record still gets its report, marked partial.
 //!
 //! Files are read twice: once for the analysis, which says which connections
 //! to detail, then once more collecting those connections' packets. Standard
@@ -33,20 +34,21 @@ pub enum Failure {
     Output(String),
 }
 
-/// Analyzes `files` and writes the report to `output`; the analysis is returned for the exit code.
+/// Analyzes the traffic `stages` selects in `files` and writes the report
+/// to `output`; the analysis is returned for the exit code.
 pub fn write_report(
     files: &[String],
     output: &Path,
     asked: &[u64],
-    memory_bytes: u64,
+    stages: Stages,
     progress: impl Fn() -> Progress,
 ) -> Result<Analysis, Failure> {
     refuse_overwriting_an_input(files, output)?;
     let destination = Destination::of(output)
         .map_err(|reason| Failure::Output(format!("{}: {reason}", output.display())))?;
-    let (analysis, details) = analyze_with_detail(files, asked, memory_bytes, progress)?;
-    if let Some(error) = analysis.error {
-        return Err(Failure::BadInput(error));
+    let (analysis, details) = analyze_with_detail(files, asked, stages, progress)?;
+    if let Some(error) = analysis.error.as_ref().filter(|error| !error.cut_short) {
+        return Err(Failure::BadInput(error.clone()));
     }
     let report = Report {
         files,
@@ -57,6 +59,7 @@ pub fn write_report(
         findings: &analysis.findings,
         details: &details,
         detail_command: detail_command(files, output),
+        partial: crate::output::partial_reason(&analysis),
     };
     destination
         .write(|mut out| report::write(&mut out, &report))
@@ -67,14 +70,15 @@ pub fn write_report(
 fn analyze_with_detail(
     files: &[String],
     asked: &[u64],
-    memory_bytes: u64,
+    stages: Stages,
     progress: impl Fn() -> Progress,
 ) -> Result<(Analysis, Vec<ConnectionDetail>), Failure> {
+    let memory_bytes = stages.memory_bytes;
     let stages = Stages {
         transactions: true,
         timeline: Some(None),
         diagnose: true,
-        memory_bytes: Some(memory_bytes),
+        ..stages
     };
     if files.iter().any(|file| file == "-") {
         let wanted: Vec<u64> = asked
@@ -95,7 +99,11 @@ fn analyze_with_detail(
     }
     let analysis =
         pipeline::analyze(files, stages, progress(), |_| {}).map_err(Failure::BadInput)?;
-    if analysis.error.is_some() || analysis.interrupted {
+    let unusable = analysis
+        .error
+        .as_ref()
+        .is_some_and(|error| !error.cut_short);
+    if unusable || analysis.interrupted {
         return Ok((analysis, Vec::new()));
     }
     let chosen = report::connections_to_detail(
@@ -109,7 +117,7 @@ fn analyze_with_detail(
     let again = pipeline::analyze_observed(
         files,
         Stages {
-            memory_bytes: Some(memory_bytes),
+            memory_bytes,
             ..Stages::default()
         },
         progress(),
@@ -118,8 +126,8 @@ fn analyze_with_detail(
     )
     .map_err(Failure::BadInput)?;
     match again.error {
-        Some(error) => Err(Failure::BadInput(error)),
-        None => Ok((analysis, collector.finish())),
+        Some(error) if !error.cut_short => Err(Failure::BadInput(error)),
+        _ => Ok((analysis, collector.finish())),
     }
 }
 
@@ -148,7 +156,7 @@ fn detail_command(files: &[String], output: &Path) -> String {
     words.extend(files.iter().map(|file| shell_quoted(file)));
     words.push("-o".into());
     words.push(shell_quoted(&output.to_string_lossy()));
-    words.push("--connection".into());
+    words.push("--detail".into());
     words.join(" ")
 }
 

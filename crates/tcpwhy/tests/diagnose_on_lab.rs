@@ -1,7 +1,7 @@
 //! On each lab scenario whose cause tcpwhy detects, that cause is the top
 //! finding; on the healthy baseline nothing rises above info.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 
@@ -158,9 +158,7 @@ fn no_window_limit_is_claimed_on_a_path_of_microseconds() {
 /// The book's captures beside the checkout, where tshark shows SYN-ACKs
 /// carrying fewer options than the SYNs they answer.
 fn book_findings(name: &str) -> Vec<Value> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/captures/ppa")
-        .join(name);
+    let path = synth::shared_captures("ppa").join(name);
     common::objects("diagnose", &path, "finding")
 }
 

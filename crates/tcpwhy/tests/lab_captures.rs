@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 /// Linux holds a delayed ACK at least 40 ms; its timer and the lab's wire add a little.
 const DELAYED_ACK_MS: std::ops::RangeInclusive<f64> = 36.0..=60.0;
@@ -24,7 +24,8 @@ const CLIENT: &str = "10.77.0.1";
 const SERVER: &str = "10.77.0.2";
 
 /// The scenarios `lab/run.py` makes; each has a test below.
-const SCENARIOS: [&str; 16] = [
+const SCENARIOS: [&str; 17] = [
+    "app_failures",
     "chatty_high_rtt",
     "delayed_ack",
     "healthy",
@@ -786,6 +787,60 @@ fn the_healthy_baseline_has_nothing_wrong() {
         "slowest response ms",
     );
     assert!(slowest < 20.0, "a {slowest:.1} ms response");
+}
+
+/// The values of one field over the packets a display filter matches, with
+/// the TLS ports of the `app_failures` scenario decoded as TLS.
+fn tshark_values(lab: &Lab, filter: &str, field: &str) -> Vec<String> {
+    let capture = captures_dir().join(lab.manifest["capture"].as_str().unwrap());
+    let output = Command::new("tshark")
+        .args([
+            "-n",
+            "-d",
+            "tcp.port==8081,tls",
+            "-d",
+            "tcp.port==8082,tls",
+            "-r",
+        ])
+        .arg(capture)
+        .args(["-Y", filter, "-T", "fields", "-e", field])
+        .output()
+        .expect("tshark runs");
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn requests_fail_with_error_statuses_tls_alerts_in_the_clear_and_a_reset() {
+    let lab = Lab::load("app_failures");
+    let expect = &lab.manifest["expect"];
+    let statuses: Vec<u64> = tshark_values(&lab, "http.response.code >= 400", "http.response.code")
+        .iter()
+        .map(|code| code.parse().unwrap())
+        .collect();
+    let expected: Vec<u64> = expect["http_errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|code| code.as_u64().unwrap())
+        .collect();
+    assert_eq!(statuses, expected);
+    // TLS alert descriptions: 48 unknown_ca, 70 protocol_version.
+    let alerts: Vec<&str> = tshark_values(&lab, "tls.alert_message", "tls.alert_message.desc")
+        .iter()
+        .map(|code| match code.as_str() {
+            "48" => "unknown_ca",
+            "70" => "protocol_version",
+            other => panic!("an unexpected alert {other}"),
+        })
+        .collect();
+    assert_eq!(alerts, expect["tls_alerts"].as_array().unwrap().as_slice());
+    let resets = tshark_values(&lab, "tcp.flags.reset == 1", "ip.src");
+    let from_server = resets.iter().filter(|src| *src == SERVER).count();
+    assert_eq!(from_server as f64, lab.expect("server_resets"));
 }
 
 /// tcpwhy's connection objects for a capture.

@@ -2,7 +2,7 @@
 //! `--fail-on` turns findings into exit code 1 for diagnose and report; flags
 //! may come before the file when no command is named.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -74,19 +74,47 @@ fn an_output_path_that_is_an_input_is_refused_and_the_input_kept() {
 #[test]
 fn bad_input_exits_2_with_one_line_and_writes_no_file() {
     let dir = scratch("bad_input");
-    let capture = dir.join("cut.pcap");
-    let whole = std::fs::read(common::lab_file("zero_window.pcap")).unwrap();
-    std::fs::write(&capture, &whole[..100]).unwrap();
+    let capture = dir.join("bad.pcap");
+    let mut bytes = std::fs::read(common::lab_file("zero_window.pcap")).unwrap();
+    // The first record's captured length: far beyond any snaplen.
+    bytes[32..36].copy_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(&capture, &bytes).unwrap();
     let html = dir.join("report.html");
     let output = tcpwhy(&["report", "-q", path(&capture), "-o", path(&html)]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("cut.pcap") && stderr.contains("at byte 24"),
+        stderr.contains("bad.pcap") && stderr.contains("at byte 24"),
         "{stderr}"
     );
-    assert_eq!(entries(&dir), ["cut.pcap"]);
+    assert_eq!(entries(&dir), ["bad.pcap"]);
+}
+
+#[test]
+fn a_capture_cut_inside_its_last_record_gets_a_report_marked_partial_and_exit_3() {
+    let dir = scratch("cut_short");
+    let capture = dir.join("cut.pcap");
+    let whole = std::fs::read(common::lab_file("zero_window.pcap")).unwrap();
+    std::fs::write(&capture, &whole[..whole.len() - 30]).unwrap();
+    let html = dir.join("report.html");
+    let output = tcpwhy(&["report", "-q", path(&capture), "-o", path(&html)]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("tcpwhy: warning: ") && stderr.contains("cut.pcap"));
+    let data = report_data(&html);
+    let partial = data["meta"]["partial"].as_str().unwrap();
+    assert!(partial.contains("ends inside a record"), "{partial}");
+    assert_eq!(
+        data["connections"]["id"].as_array().unwrap().len(),
+        common::objects(
+            "connections",
+            &common::lab_file("zero_window.pcap"),
+            "connection"
+        )
+        .len()
+    );
 }
 
 /// The exit code `--fail-on` must give: 1 when a finding is at or above `threshold`.
@@ -199,7 +227,7 @@ fn connections_asked_for_get_detail_and_detail_stays_bounded() {
         path(&capture),
         "-o",
         path(&html),
-        "--connection",
+        "--detail",
         "149",
     ]);
     assert!(output.status.success(), "{output:?}");
@@ -222,15 +250,7 @@ fn standard_input_is_read_once_detailing_the_first_connections_and_those_asked_f
     many_connections(&capture, 150);
     let html = dir.join("report.html");
     let mut child = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args([
-            "report",
-            "-q",
-            "-",
-            "-o",
-            path(&html),
-            "--connection",
-            "120",
-        ])
+        .args(["report", "-q", "-", "-o", path(&html), "--detail", "120"])
         .stdin(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -241,6 +261,41 @@ fn standard_input_is_read_once_detailing_the_first_connections_and_those_asked_f
     assert_eq!(ids.len(), report::detail::MAX_CONNECTIONS);
     assert!(ids.contains(&120) && ids.contains(&0));
     assert!(!ids.contains(&(report::detail::MAX_CONNECTIONS as u64)));
+}
+
+#[test]
+fn the_ladder_reads_each_packet_as_the_events_do_without_a_handshake() {
+    let capture = synth::shared_captures("ppa").join("tcp_dupack.pcapng");
+    let dir = scratch("ladder");
+    let html = dir.join("report.html");
+    let output = tcpwhy(&["report", "-q", path(&capture), "-o", path(&html)]);
+    assert!(output.status.success(), "{output:?}");
+    let data = report_data(&html);
+    let ladder = &data["details"][0]["ladder"];
+    let frames = ladder["frame"].as_array().unwrap();
+    let events = common::objects("events", &capture, "event");
+    assert_eq!(events.len(), 4);
+    for event in &events {
+        let at = frames.iter().position(|f| *f == event["frame"]).unwrap();
+        for field in ["seq", "ack", "len", "window"] {
+            assert_eq!(
+                ladder[field][at], event[field],
+                "frame {} {field}",
+                event["frame"]
+            );
+        }
+        let from_client = event["direction"] == "client_to_server";
+        assert_eq!(ladder["from_client"][at], from_client);
+    }
+    // tshark: frame 8 resends the server's first segment, relative sequence 1.
+    let frame_8 = frames.iter().position(|f| *f == 8).unwrap();
+    assert_eq!(
+        (
+            ladder["seq"][frame_8].as_u64(),
+            ladder["resent"][frame_8].as_bool()
+        ),
+        (Some(1), Some(true))
+    );
 }
 
 #[test]

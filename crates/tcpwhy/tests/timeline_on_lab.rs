@@ -1,6 +1,6 @@
 //! `tcpwhy timeline` on lab captures shows the periods they were made with.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! `tcpwhy transactions` on lab captures finds the think times, turns and
 //! write patterns each scenario was made with.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

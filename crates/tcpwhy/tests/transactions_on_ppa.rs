@@ -1,7 +1,7 @@
 //! Transaction names on the book's captures against what tshark decodes:
 //! HTTP methods, paths and status codes, and the TLS server name.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,9 +23,7 @@ const HTTP_CAPTURES: [&str; 11] = [
 ];
 
 fn ppa(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/captures/ppa")
-        .join(name)
+    synth::shared_captures("ppa").join(name)
 }
 
 /// tshark's values of `fields` for the packets matching `filter`, one row per

@@ -30,8 +30,8 @@ const PINNED: &[(&str, u64, &str, bool, &str)] = &[];
 /// The book's captures beside the checkout, and the project's own.
 fn capture_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("../shared/captures/ppa"))
-        .expect("../shared/captures/ppa beside the checkout")
+    let mut files: Vec<PathBuf> = std::fs::read_dir(synth::shared_captures("ppa"))
+        .unwrap()
         .map(|entry| entry.unwrap().path())
         .collect();
     for own in ["examples", "tests/captures"] {

@@ -19,10 +19,11 @@ mod signature;
 mod stats;
 
 use serde::Serialize;
-use tcp::{Direction, SegmentView};
+use tcp::{Direction, Role, SegmentView};
 
 pub use latency::Latency;
 pub use ledger::{ConnectionLedger, Ledger, Part, Stretch};
+pub use name::{AppFailure, FailureKind};
 
 pub use signature::size_bucket;
 pub use stats::{by_name, by_signature, Durations, NameStats, SignatureStats};
@@ -59,7 +60,13 @@ pub struct Transaction {
     pub ledger: Ledger,
     /// The ledger's parts summed by kind: network, server, client, TCP's own waits.
     pub latency: Latency,
+    /// What failed, when the transaction did not do what was asked: an HTTP
+    /// error status, a TLS alert, or a server reset before the answer.
+    pub failure: Option<AppFailure>,
 }
+
+/// A server reset this soon after a request's last byte refused it.
+const RESET_AFTER_REQUEST_NS: i64 = 1_000_000_000;
 
 fn ms(from_ns: i64, to_ns: i64) -> f64 {
     (to_ns - from_ns) as f64 / 1e6
@@ -80,6 +87,7 @@ struct Open {
     request_name: Option<String>,
     response_name: Option<String>,
     ledger: Ledger,
+    failure: Option<AppFailure>,
 }
 
 impl Open {
@@ -97,6 +105,7 @@ impl Open {
             request_name: None,
             response_name: None,
             ledger,
+            failure: None,
         }
     }
 
@@ -128,6 +137,7 @@ impl Open {
             retransmissions: self.retransmissions,
             latency: Latency::of(&self.ledger),
             ledger: self.ledger,
+            failure: self.failure,
         }
     }
 
@@ -146,6 +156,9 @@ impl Open {
         self.retransmissions += u64::from(segment.resent());
         if self.response.is_none() {
             self.response_name = name::of_response(payload);
+            self.failure = self
+                .failure
+                .or(name::failure_in(payload, Role::Server, segment.frame));
         }
         let now = segment.timestamp_ns;
         let (start, end) = self.response.get_or_insert((now, now));
@@ -184,6 +197,9 @@ impl Builder {
     /// Takes one segment. `payload` is its captured start (possibly empty),
     /// read only for the first segment of a request or response to name it.
     pub fn observe(&mut self, segment: &SegmentView, payload: &[u8]) {
+        if segment.flags.rst() && segment.direction == Direction::ServerToClient {
+            self.server_reset(segment);
+        }
         let turns = self.connections.entry(segment.connection).or_default();
         let opens = opens_transaction(turns.open.as_ref(), segment);
         if opens {
@@ -202,6 +218,7 @@ impl Builder {
             let mut open = Open::new(turns.count, segment.timestamp_ns, turns.walk.take_pending());
             if segment.direction == Direction::ClientToServer {
                 open.request_name = name::of_request(payload);
+                open.failure = name::failure_in(payload, Role::Client, segment.frame);
             }
             turns.open = Some(open);
         }
@@ -209,6 +226,22 @@ impl Builder {
         match segment.direction {
             Direction::ClientToServer => open.request_segment(segment),
             Direction::ServerToClient => open.response_segment(segment, payload),
+        }
+    }
+
+    /// A server's reset right after a request, instead of its answer, fails
+    /// that request. (A reset after a long silence is a connection given up
+    /// on, which the setup and loss findings tell.)
+    fn server_reset(&mut self, segment: &SegmentView) {
+        let waiting = self
+            .connections
+            .get_mut(&segment.connection)
+            .and_then(|turns| turns.open.as_mut())
+            .filter(|open| open.response.is_none() && open.request_bytes > 0)
+            .filter(|open| segment.timestamp_ns - open.request_end_ns <= RESET_AFTER_REQUEST_NS);
+        if let Some(open) = waiting {
+            open.failure
+                .get_or_insert(AppFailure::server_reset(segment.frame));
         }
     }
 

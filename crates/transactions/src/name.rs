@@ -4,7 +4,11 @@
 //! gives its records (`TLS ClientHello example.com → ServerHello`, then
 //! `TLS application data`). Only the captured start of a message's first
 //! segment is read. Names stay short and printable: other bytes are escaped
-//! and long paths cut.
+//! and long paths cut. The same bytes tell an application failure: an HTTP
+//! status of 400 or more, or a TLS alert (see [`AppFailure`]).
+
+use serde::Serialize;
+use tcp::Role;
 
 /// The longest path or server name kept, in characters.
 const MAX_TEXT_CHARS: usize = 200;
@@ -37,6 +41,75 @@ pub fn of_response(payload: &[u8]) -> Option<String> {
     http_status(payload).or_else(|| tls_records(payload))
 }
 
+/// The failure a message's start shows, if any: a TLS alert from either
+/// side, an HTTP error status from the server. `frame` carried it.
+pub fn failure_in(payload: &[u8], by: Role, frame: u64) -> Option<AppFailure> {
+    let (kind, code) = match by {
+        Role::Server => http_status_code(payload)
+            .filter(|&code| code >= 400)
+            .map(|code| (FailureKind::HttpStatus, code)),
+        Role::Client => None,
+    }
+    .or_else(|| tls_alert(payload).map(|code| (FailureKind::TlsAlert, u16::from(code))))?;
+    Some(AppFailure {
+        kind,
+        by,
+        code: Some(code),
+        frame,
+    })
+}
+
+/// A request or response that failed at the application's level: it did not
+/// do what was asked, however fast it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AppFailure {
+    pub kind: FailureKind,
+    /// The side that signalled it.
+    pub by: Role,
+    /// The HTTP status, or the TLS alert's description; None for a reset.
+    pub code: Option<u16>,
+    /// The frame that carried it.
+    pub frame: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// An HTTP response with a status of 400 or more.
+    HttpStatus,
+    /// A TLS alert other than close_notify or user_canceled, sent in the
+    /// clear (before the keys, so its reason is readable).
+    TlsAlert,
+    /// The server reset the connection right after a request (within a
+    /// second), instead of answering it.
+    ServerReset,
+}
+
+impl AppFailure {
+    /// The server reset the connection in `frame` before answering.
+    pub fn server_reset(frame: u64) -> Self {
+        AppFailure {
+            kind: FailureKind::ServerReset,
+            by: Role::Server,
+            code: None,
+            frame,
+        }
+    }
+
+    /// `HTTP 403`, `TLS alert unknown_ca from the client`, `reset by the server`.
+    pub fn describe(&self) -> String {
+        match (self.kind, self.code) {
+            (FailureKind::HttpStatus, Some(code)) => format!("HTTP {code}"),
+            (FailureKind::TlsAlert, Some(code)) => format!(
+                "TLS alert {} from the {}",
+                alert_name(code.min(255) as u8),
+                self.by.as_str()
+            ),
+            _ => "reset by the server before an answer".into(),
+        }
+    }
+}
+
 /// A transaction's name from its request's and response's names.
 pub fn of_transaction(request: Option<&str>, response: Option<&str>) -> Option<String> {
     const TLS_DATA: &str = "TLS application data";
@@ -64,10 +137,16 @@ fn http_request(payload: &[u8]) -> Option<String> {
 
 /// `200`, from `HTTP/1.1 200 OK`.
 fn http_status(payload: &[u8]) -> Option<String> {
+    http_status_code(payload).map(|code| code.to_string())
+}
+
+fn http_status_code(payload: &[u8]) -> Option<u16> {
     let rest = payload.strip_prefix(b"HTTP/1.")?;
     let code = rest.get(2..5)?;
-    (rest.get(1) == Some(&b' ') && code.iter().all(u8::is_ascii_digit))
-        .then(|| String::from_utf8_lossy(code).into_owned())
+    if rest.get(1) != Some(&b' ') || !code.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(code).ok()?.parse().ok()
 }
 
 mod record {
@@ -76,6 +155,86 @@ mod record {
     pub const HANDSHAKE: u8 = 22;
     pub const APPLICATION_DATA: u8 = 23;
     pub const HEADER_LEN: usize = 5;
+    /// An alert in the clear: a level and a description.
+    pub const PLAIN_ALERT_LEN: usize = 2;
+}
+
+mod alert {
+    pub const FATAL: u8 = 2;
+    pub const CLOSE_NOTIFY: u8 = 0;
+    pub const USER_CANCELED: u8 = 90;
+}
+
+/// The TLS records that start in `payload`: type, declared body length and
+/// the body's captured bytes; the walk stops at anything that is not one.
+fn tls_record_walk(payload: &[u8]) -> impl Iterator<Item = (u8, usize, &[u8])> {
+    let mut rest = payload;
+    std::iter::from_fn(move || {
+        let header = rest.get(..record::HEADER_LEN)?;
+        let (kind, major, minor) = (header[0], header[1], header[2]);
+        if !(record::CHANGE_CIPHER_SPEC..=record::APPLICATION_DATA).contains(&kind)
+            || major != 3
+            || minor > 4
+        {
+            return None;
+        }
+        let body_len = usize::from(u16::from_be_bytes([header[3], header[4]]));
+        let body = &rest[record::HEADER_LEN..];
+        rest = rest
+            .get(record::HEADER_LEN + body_len..)
+            .unwrap_or_default();
+        Some((kind, body_len, body))
+    })
+}
+
+/// The description of the first TLS alert in the clear that reports a
+/// failure: a fatal one, or a warning other than a plain goodbye.
+fn tls_alert(payload: &[u8]) -> Option<u8> {
+    tls_record_walk(payload).find_map(|(kind, body_len, body)| {
+        let plain = kind == record::ALERT && body_len == record::PLAIN_ALERT_LEN;
+        let (level, description) = (*body.first()?, *body.get(1)?);
+        let goodbye = [alert::CLOSE_NOTIFY, alert::USER_CANCELED].contains(&description);
+        (plain && (level == alert::FATAL || !goodbye)).then_some(description)
+    })
+}
+
+/// The TLS alert description's name (RFC 8446, RFC 5246).
+fn alert_name(description: u8) -> String {
+    let name = match description {
+        0 => "close_notify",
+        10 => "unexpected_message",
+        20 => "bad_record_mac",
+        21 => "decryption_failed",
+        22 => "record_overflow",
+        30 => "decompression_failure",
+        40 => "handshake_failure",
+        41 => "no_certificate",
+        42 => "bad_certificate",
+        43 => "unsupported_certificate",
+        44 => "certificate_revoked",
+        45 => "certificate_expired",
+        46 => "certificate_unknown",
+        47 => "illegal_parameter",
+        48 => "unknown_ca",
+        49 => "access_denied",
+        50 => "decode_error",
+        51 => "decrypt_error",
+        70 => "protocol_version",
+        71 => "insufficient_security",
+        80 => "internal_error",
+        86 => "inappropriate_fallback",
+        90 => "user_canceled",
+        100 => "no_renegotiation",
+        109 => "missing_extension",
+        110 => "unsupported_extension",
+        112 => "unrecognized_name",
+        113 => "bad_certificate_status_response",
+        115 => "unknown_psk_identity",
+        116 => "certificate_required",
+        120 => "no_application_protocol",
+        other => return format!("{other}"),
+    };
+    name.to_string()
 }
 
 /// The TLS records that start in `payload`, named in order, repeats merged:
@@ -83,20 +242,15 @@ mod record {
 fn tls_records(payload: &[u8]) -> Option<String> {
     let mut names: Vec<String> = Vec::new();
     let mut encrypted = false;
-    let mut rest = payload;
-    while let Some(header) = rest.get(..record::HEADER_LEN) {
-        let (kind, major, minor) = (header[0], header[1], header[2]);
-        if !(record::CHANGE_CIPHER_SPEC..=record::APPLICATION_DATA).contains(&kind)
-            || major != 3
-            || minor > 4
-        {
-            break;
-        }
-        let body_len = usize::from(u16::from_be_bytes([header[3], header[4]]));
-        let body = &rest[record::HEADER_LEN..];
+    for (kind, body_len, body) in tls_record_walk(payload) {
         let name = match kind {
             record::CHANGE_CIPHER_SPEC => "ChangeCipherSpec".to_string(),
-            record::ALERT => "alert".to_string(),
+            record::ALERT => match body.get(1) {
+                Some(&description) if body_len == record::PLAIN_ALERT_LEN => {
+                    format!("alert {}", alert_name(description))
+                }
+                _ => "alert".to_string(),
+            },
             // After ChangeCipherSpec a handshake record is encrypted: the Finished message.
             record::HANDSHAKE if encrypted => "Finished".to_string(),
             record::HANDSHAKE => handshake_message(body)?,
@@ -106,9 +260,6 @@ fn tls_records(payload: &[u8]) -> Option<String> {
         if names.last() != Some(&name) {
             names.push(name);
         }
-        rest = rest
-            .get(record::HEADER_LEN + body_len..)
-            .unwrap_or_default();
     }
     (!names.is_empty()).then(|| names.join(", "))
 }
@@ -282,5 +433,31 @@ mod tests {
             Some("TLS application data")
         );
         assert_eq!(of_response(&[23, 2, 0, 0, 1]), None);
+    }
+
+    #[test]
+    fn error_statuses_and_alerts_in_the_clear_are_failures_and_goodbyes_are_not() {
+        let forbidden = failure_in(b"HTTP/1.1 403 Forbidden\r\n", Role::Server, 7).unwrap();
+        assert_eq!(
+            (forbidden.kind, forbidden.code),
+            (FailureKind::HttpStatus, Some(403))
+        );
+        assert_eq!(forbidden.describe(), "HTTP 403");
+        assert_eq!(
+            failure_in(b"HTTP/1.1 304 Not Modified", Role::Server, 7),
+            None
+        );
+        let unknown_ca = [21, 3, 3, 0, 2, 2, 48];
+        let alert = failure_in(&unknown_ca, Role::Client, 9).unwrap();
+        assert_eq!(alert.describe(), "TLS alert unknown_ca from the client");
+        assert_eq!(
+            of_request(&unknown_ca).as_deref(),
+            Some("TLS alert unknown_ca")
+        );
+        let close_notify = [21, 3, 3, 0, 2, 1, 0];
+        assert_eq!(failure_in(&close_notify, Role::Server, 9), None);
+        let encrypted = [21, 3, 3, 0, 26, 0x8f, 0x31];
+        assert_eq!(failure_in(&encrypted, Role::Server, 9), None);
+        assert_eq!(of_response(&encrypted).as_deref(), Some("alert"));
     }
 }

@@ -4,6 +4,7 @@
 //! to a back tier too small for its front, a saturated server, and MTU
 //! black holes.
 
+mod app_failures;
 mod options;
 mod pool;
 mod port_reuse;
@@ -14,6 +15,7 @@ mod syn_flood;
 use tcp::ConnectionSummary;
 use transactions::{ConnectionLedger, Part};
 
+pub use app_failures::KIND as APPLICATION_FAILURE;
 pub use options::black_holed;
 pub use pool::PoolQueueing;
 pub use saturation::Saturation;
@@ -31,6 +33,7 @@ pub fn structural(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Vec<Finding>
         port_reuse::port_reuse(inputs),
         options::tcp_options(inputs),
         syn_flood::syn_flood(inputs),
+        app_failures::application_failures(inputs),
     ]
     .into_iter()
     .flatten()

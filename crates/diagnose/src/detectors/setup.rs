@@ -124,7 +124,7 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
             load.threshold,
         ));
     }
-    let mut title = clauses.join("; ");
+    let mut title = clauses.join("; ") + &culprit(&troubled);
     title[..1].make_ascii_uppercase();
     let mut found = finding("connection_setup_failure", title, cost);
     found.connections = troubled.len() as u64;
@@ -207,6 +207,21 @@ fn explanation(
         );
     }
     text.trim_start().to_string()
+}
+
+/// `, all to 10.0.0.2:80` when every troubled setup went to one server (or
+/// `, all to 10.0.0.2` to one host); nothing otherwise.
+fn culprit(troubled: &[(&ConnectionSummary, Trouble)]) -> String {
+    let Some((first, _)) = troubled.first() else {
+        return String::new();
+    };
+    if troubled.iter().all(|(c, _)| c.server == first.server) {
+        format!(", all to {}", first.server)
+    } else if troubled.iter().all(|(c, _)| c.server.ip == first.server.ip) {
+        format!(", all to {}", first.server.ip)
+    } else {
+        String::new()
+    }
 }
 
 /// How setup failures follow the number of connections open at each attempt.

@@ -114,7 +114,7 @@ fn direction_cells(out: &mut impl Write, d: &DirectionSummary) -> io::Result<()>
 const TRANSACTION_COLUMNS: &str = "connection,index,signature,request_start_ns,request_end_ns,\
 response_start_ns,response_end_ns,duration_ms,request_transfer_ms,server_think_ms,\
 response_transfer_ms,client_think_ms,request_bytes,response_bytes,request_packets,\
-response_packets,retransmissions,network_ms,server_ms,client_ms,tcp_wait_ms";
+response_packets,retransmissions,network_ms,server_ms,client_ms,tcp_wait_ms,failure";
 
 pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
     let ledger_columns: Vec<String> = transactions::Part::ALL
@@ -130,7 +130,7 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
     for t in &analysis.transactions {
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{:.3},{:.3},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{},{}",
+            "{},{},{},{},{},{},{},{:.3},{:.3},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{},{},{}",
             t.connection,
             t.index,
             t.signature,
@@ -152,6 +152,7 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
             t.latency.server_ms,
             t.latency.client_ms,
             t.latency.tcp_wait_ms,
+            t.failure.map(|f| quoted(&f.describe())).unwrap_or_default(),
             ledger_cells(&t.ledger),
             quoted(t.name.as_deref().unwrap_or_default()),
         )?;

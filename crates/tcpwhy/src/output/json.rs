@@ -25,6 +25,8 @@ struct End<'a> {
     counts: &'a Counts,
     /// True when an error or a signal stopped the read: everything above is what came before it.
     partial: bool,
+    /// The error was the input ending inside a record: the results are usable.
+    cut_short: bool,
     error: Option<String>,
     /// What the memory budget left out of the lists.
     trimmed: &'a tcp::Trimmed,
@@ -35,7 +37,7 @@ struct End<'a> {
     notes: Vec<String>,
 }
 
-fn line<T: Serialize>(out: &mut impl Write, kind: &'static str, body: &T) -> io::Result<()> {
+pub fn line<T: Serialize>(out: &mut impl Write, kind: &'static str, body: &T) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &Line { kind, body })?;
     out.write_all(b"\n")
 }
@@ -94,26 +96,35 @@ fn serialize(
     ledgers: &[ConnectionLedger],
 ) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(connections.len() * 1536);
-    for connection in connections {
+    for c in connections {
         let ledger = ledgers
-            .binary_search_by_key(&connection.id, |ledger| ledger.connection)
+            .binary_search_by_key(&c.id, |ledger| ledger.connection)
             .ok()
             .map(|at| &ledgers[at]);
-        let [client_to_server, server_to_client] = diagnose::limiter(connection, ledger);
-        let rate_limit = RateLimit {
-            client_to_server,
-            server_to_client,
-        };
-        line(
-            &mut bytes,
-            "connection",
-            &WithRateLimit {
-                connection,
-                rate_limit,
-            },
-        )?;
+        connection(&mut bytes, c, ledger)?;
     }
     Ok(bytes)
+}
+
+/// One `connection` line, with what limits each direction's rate.
+pub fn connection(
+    out: &mut impl Write,
+    connection: &ConnectionSummary,
+    ledger: Option<&ConnectionLedger>,
+) -> io::Result<()> {
+    let [client_to_server, server_to_client] = diagnose::limiter(connection, ledger);
+    let rate_limit = RateLimit {
+        client_to_server,
+        server_to_client,
+    };
+    line(
+        out,
+        "connection",
+        &WithRateLimit {
+            connection,
+            rate_limit,
+        },
+    )
 }
 
 pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
@@ -164,6 +175,7 @@ pub fn end(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
         findings: analysis.findings.len(),
         counts: &analysis.counts,
         partial: analysis.error.is_some() || analysis.interrupted,
+        cut_short: analysis.error.as_ref().is_some_and(|error| error.cut_short),
         error: match &analysis.error {
             Some(error) => Some(error.to_string()),
             None if analysis.interrupted => Some("stopped by a signal".into()),

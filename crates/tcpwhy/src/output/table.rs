@@ -1,16 +1,22 @@
-//! Aligned columns for a terminal, colored only when stdout is one.
+//! Aligned columns for a terminal, colored only when stdout is one. Instants
+//! read as the time of day (UTC) and the offset from the capture's first
+//! packet in every table; paragraphs wrap to the terminal's width.
 
 use std::io::{self, IsTerminal, Write};
 
 use tcp::{ConnectionSummary, DirectionSummary, Event};
 
-use pipeline::Analysis;
+use super::text::{duration_ms, fixed, paragraph, plural, Clock, Columns};
+use super::Style;
+use pipeline::{Analysis, Counts};
 
-const RED: &str = "\x1b[31m";
+pub const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
 const YELLOW: &str = "\x1b[33m";
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
+/// Under this share of the frames, TCP is little enough to say what else the capture holds.
+const LITTLE_TCP: f64 = 0.1;
 
 fn colored() -> bool {
     // NO_COLOR counts only when set to something (no-color.org).
@@ -18,7 +24,7 @@ fn colored() -> bool {
     std::io::stdout().is_terminal() && !no_color
 }
 
-fn paint(text: &str, color: &str) -> String {
+pub fn paint(text: &str, color: &str) -> String {
     if colored() {
         format!("{color}{text}{RESET}")
     } else {
@@ -34,11 +40,44 @@ fn state_color(state: &str) -> &'static str {
     }
 }
 
-pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+/// `client → server`, with ` ?` when the roles were guessed.
+fn endpoints(c: &ConnectionSummary) -> String {
+    let guessed = if c.roles_guessed { " ?" } else { "" };
+    format!("{} → {}{guessed}", c.client, c.server)
+}
+
+/// The smaller of the two directions' median data-to-ACK round trips.
+fn median_rtt_ms(c: &ConnectionSummary) -> Option<f64> {
+    [
+        c.client_to_server.rtt.median_ms,
+        c.server_to_client.rtt.median_ms,
+    ]
+    .into_iter()
+    .flatten()
+    .reduce(f64::min)
+}
+
+pub fn connections(out: &mut impl Write, analysis: &Analysis, style: &Style) -> io::Result<()> {
+    let clock = style.clock(analysis);
+    let width = |text: &dyn Fn(&ConnectionSummary) -> String, heading: &str| {
+        analysis
+            .connections
+            .iter()
+            .map(|c| text(c).chars().count())
+            .chain([heading.chars().count()])
+            .max()
+            .unwrap_or(0)
+    };
+    let id_width = width(&|c| c.id.to_string(), "id");
+    let endpoints_width = width(&endpoints, "client → server");
+    let history_width = width(&|c| c.history.clone(), "history");
+    let latest = analysis.connections.iter().map(|c| c.first_ns).max();
+    let start_width = clock.width_until(latest.unwrap_or_default());
     writeln!(
         out,
-        "{:>5}  {:<45} {:<6} {:<12} {:>10} {:>13} {:>15} {:>9} {:>9} {:>9}",
+        "{:>id_width$}  {:<start_width$}  {:<endpoints_width$}  {:<6}  {:<history_width$}  {:>9}  {:>13}  {:>15}  {:>9}  {:>9}  {:>9}",
         "id",
+        format!("start: {}", clock.heading()),
         "client → server",
         "state",
         "history",
@@ -47,123 +86,131 @@ pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> 
         "payload c/s",
         "retrans",
         "dup acks",
-        "rtt ms"
+        "rtt"
     )?;
-    for connection in &analysis.connections {
-        connection_row(out, connection)?;
+    for c in &analysis.connections {
+        let (c2s, s2c) = (&c.client_to_server, &c.server_to_client);
+        let both = |pick: fn(&DirectionSummary) -> u64| format!("{}/{}", pick(c2s), pick(s2c));
+        let retransmissions = both(|d| d.retransmissions.total);
+        let retransmissions = if retransmissions == "0/0" {
+            retransmissions
+        } else {
+            paint(&format!("{retransmissions:>9}"), RED)
+        };
+        writeln!(
+            out,
+            "{:>id_width$}  {:<start_width$}  {:<endpoints_width$}  {}  {:<history_width$}  {:>9}  {:>13}  {:>15}  {:>9}  {:>9}  {:>9}",
+            c.id,
+            clock.both(c.first_ns),
+            endpoints(c),
+            paint(&format!("{:<6}", c.state.as_str()), state_color(c.state.as_str())),
+            c.history,
+            duration_ms(c.duration_ms),
+            both(|d| d.packets),
+            both(|d| d.payload_bytes),
+            retransmissions,
+            both(|d| d.duplicate_acks),
+            median_rtt_ms(c).map_or_else(|| "-".into(), duration_ms),
+        )?;
     }
     footer(
         out,
         analysis,
         analysis.connections.len() as u64,
-        "connections",
-    )
-}
-
-fn connection_row(out: &mut impl Write, c: &ConnectionSummary) -> io::Result<()> {
-    let (c2s, s2c) = (&c.client_to_server, &c.server_to_client);
-    let both = |pick: fn(&DirectionSummary) -> u64| format!("{}/{}", pick(c2s), pick(s2c));
-    let rtt = [c2s.rtt.median_ms, s2c.rtt.median_ms]
-        .into_iter()
-        .flatten()
-        .fold(None, |best: Option<f64>, v| {
-            Some(best.map_or(v, |b| b.min(v)))
-        });
-    let endpoints = format!(
-        "{} → {}{}",
-        c.client,
-        c.server,
-        if c.roles_guessed { " ?" } else { "" }
-    );
-    let retransmissions = both(|d| d.retransmissions.total);
-    writeln!(
-        out,
-        "{:>5}  {:<45} {} {:<12} {:>9.3}s {:>13} {:>15} {:>9} {:>9} {:>9}",
-        c.id,
-        endpoints,
-        paint(&format!("{:<6}", c.state), state_color(c.state.as_str())),
-        c.history,
-        c.duration_ms / 1e3,
-        both(|d| d.packets),
-        both(|d| d.payload_bytes),
-        if retransmissions == "0/0" {
-            retransmissions
-        } else {
-            paint(&retransmissions, RED)
-        },
-        both(|d| d.duplicate_acks),
-        rtt.map(|ms| format!("{ms:.2}"))
-            .unwrap_or_else(|| "-".into()),
+        "connection",
     )
 }
 
 /// Transactions listed in the table; the rest are in `--format csv` or `json`.
 const SLOWEST_SHOWN: usize = 20;
 
-pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
-    writeln!(
-        out,
-        "{:<28} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "signature", "count", "min ms", "mean ms", "p50 ms", "p90 ms", "max ms"
-    )?;
-    for s in transactions::by_signature(&analysis.transactions) {
-        durations_row(out, &s.signature, &s.durations)?;
+fn durations_cells(d: &transactions::Durations) -> Vec<String> {
+    let ms = |value: f64| fixed(value, 2);
+    vec![
+        d.count.to_string(),
+        ms(d.min_ms),
+        ms(d.mean_ms),
+        ms(d.p50_ms),
+        ms(d.p90_ms),
+        ms(d.max_ms),
+    ]
+}
+
+const DURATION_HEADINGS: [&str; 6] = ["count", "min ms", "mean ms", "p50 ms", "p90 ms", "max ms"];
+
+fn write_lines(out: &mut impl Write, table: &Columns) -> io::Result<()> {
+    for line in table.lines(|_, _, cell| cell) {
+        writeln!(out, "{line}")?;
     }
+    Ok(())
+}
+
+pub fn transactions(out: &mut impl Write, analysis: &Analysis, style: &Style) -> io::Result<()> {
+    let clock = style.clock(analysis);
+    let mut signatures = Columns::new(
+        &[&["signature"][..], &DURATION_HEADINGS].concat(),
+        &[false, true, true, true, true, true, true],
+    );
+    for s in transactions::by_signature(&analysis.transactions) {
+        signatures.push([vec![s.signature.clone()], durations_cells(&s.durations)].concat());
+    }
+    write_lines(out, &signatures)?;
     let names = transactions::by_name(&analysis.transactions);
     if !names.is_empty() {
-        writeln!(out)?;
-        writeln!(
-            out,
-            "{:>8} {:>10} {:>10} {:>10} {:>10} {:>10}  name",
-            "count", "min ms", "mean ms", "p50 ms", "p90 ms", "max ms"
-        )?;
+        let mut table = Columns::new(
+            &[&DURATION_HEADINGS[..], &["name"]].concat(),
+            &[true, true, true, true, true, true, false],
+        );
         for s in names.iter().take(SLOWEST_SHOWN) {
-            let d = &s.durations;
-            writeln!(
-                out,
-                "{:>8} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}  {}",
-                d.count, d.min_ms, d.mean_ms, d.p50_ms, d.p90_ms, d.max_ms, s.name
-            )?;
+            table.push([durations_cells(&s.durations), vec![s.name.clone()]].concat());
         }
+        writeln!(out)?;
+        write_lines(out, &table)?;
     }
     let mut slowest: Vec<_> = analysis.transactions.iter().collect();
     slowest.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
     slowest.truncate(SLOWEST_SHOWN);
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:>6} {:>4}  {:<28} {:>11} {:>12} {:>12} {:>12} {:>8}  name",
-        "conn",
-        "#",
-        "slowest transactions",
-        "duration ms",
-        "request ms",
-        "server ms",
-        "response ms",
-        "retrans"
-    )?;
-    let shown = |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let mut table = Columns::new(
+        &[
+            "conn",
+            "#",
+            &format!("start: {}", clock.heading()),
+            "slowest transactions",
+            "duration ms",
+            "request ms",
+            "server ms",
+            "response ms",
+            "retrans",
+            "name",
+        ],
+        &[
+            true, true, false, false, true, true, true, true, true, false,
+        ],
+    );
+    let shown = |value: Option<f64>| value.map_or("-".to_string(), |v| fixed(v, 2));
     for t in slowest {
-        writeln!(
-            out,
-            "{:>6} {:>4}  {:<28} {:>11.2} {:>12.2} {:>12} {:>12} {:>8}  {}",
-            t.connection,
-            t.index,
-            t.signature,
-            t.duration_ms,
-            t.request_transfer_ms,
+        table.push(vec![
+            t.connection.to_string(),
+            t.index.to_string(),
+            clock.both(t.request_start_ns),
+            t.signature.clone(),
+            fixed(t.duration_ms, 2),
+            fixed(t.request_transfer_ms, 2),
             shown(t.server_think_ms),
             shown(t.response_transfer_ms),
-            t.retransmissions,
-            t.name.as_deref().unwrap_or("")
-        )?;
+            t.retransmissions.to_string(),
+            t.name.clone().unwrap_or_default(),
+        ]);
     }
+    writeln!(out)?;
+    write_lines(out, &table)?;
     where_the_time_goes(out, &analysis.transactions)?;
+    failures(out, &analysis.transactions)?;
     footer(
         out,
         analysis,
         analysis.transactions.len() as u64,
-        "transactions",
+        "transaction",
     )
 }
 
@@ -172,6 +219,9 @@ fn where_the_time_goes(
     out: &mut impl Write,
     transactions: &[transactions::Transaction],
 ) -> io::Result<()> {
+    if transactions.is_empty() {
+        return Ok(());
+    }
     let mut sum = transactions::Latency::default();
     for t in transactions {
         sum.add(&t.latency);
@@ -180,21 +230,42 @@ fn where_the_time_goes(
     let parts: Vec<String> = sum
         .parts()
         .iter()
-        .map(|(part, ms)| format!("{part} {ms:.1} ms ({:.0}%)", 100.0 * ms / total))
+        .map(|(part, ms)| {
+            format!(
+                "{} {} ({}%)",
+                super::text::part_name(part),
+                duration_ms(*ms),
+                fixed(100.0 * ms / total, 0)
+            )
+        })
         .collect();
     writeln!(out, "\nwhere the time goes: {}", parts.join(", "))
 }
 
-fn durations_row(
-    out: &mut impl Write,
-    signature: &str,
-    d: &transactions::Durations,
-) -> io::Result<()> {
-    writeln!(
-        out,
-        "{signature:<28} {:>8} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
-        d.count, d.min_ms, d.mean_ms, d.p50_ms, d.p90_ms, d.max_ms
-    )
+/// One line when transactions failed: how many, and how.
+fn failures(out: &mut impl Write, transactions: &[transactions::Transaction]) -> io::Result<()> {
+    let mut kinds: Vec<(String, u64)> = Vec::new();
+    for failure in transactions.iter().filter_map(|t| t.failure) {
+        let what = failure.describe();
+        match kinds.iter_mut().find(|(known, _)| *known == what) {
+            Some((_, count)) => *count += 1,
+            None => kinds.push((what, 1)),
+        }
+    }
+    if kinds.is_empty() {
+        return Ok(());
+    }
+    let failed: u64 = kinds.iter().map(|(_, count)| count).sum();
+    let parts: Vec<String> = kinds
+        .iter()
+        .map(|(what, count)| format!("{what} on {count}"))
+        .collect();
+    let line = format!(
+        "failed: {failed} of {}: {}",
+        plural(transactions.len() as u64, "transaction"),
+        parts.join(", ")
+    );
+    writeln!(out, "{}", paint(&line, RED))
 }
 
 fn severity_color(severity: diagnose::Severity) -> &'static str {
@@ -205,54 +276,89 @@ fn severity_color(severity: diagnose::Severity) -> &'static str {
     }
 }
 
-pub fn findings(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
-    if analysis.findings.is_empty() {
-        writeln!(out, "{}", paint("No finding.", GREEN))?;
+/// What a finding costs: its time and share, or, for a failure, how many failed.
+fn cost_line(f: &diagnose::Finding) -> String {
+    let touched = format!(
+        "{}, {}",
+        plural(f.connections, "connection"),
+        plural(f.transactions, "transaction")
+    );
+    if f.is_failure() {
+        format!("a failure, not slowness: {touched} failed")
+    } else if fixed(f.cost_ms, 1) == "0.0" {
+        format!("no time of its own; {touched}")
+    } else {
+        format!(
+            "cost {} ({}% of the time at stake), {touched}",
+            duration_ms(f.cost_ms),
+            fixed(100.0 * f.share, 0)
+        )
     }
+}
+
+pub fn findings(out: &mut impl Write, analysis: &Analysis, style: &Style) -> io::Result<()> {
+    if analysis.findings.is_empty() {
+        let text = if analysis.counts.tcp_segments == 0 {
+            "No finding: there is no TCP here."
+        } else {
+            "No finding."
+        };
+        writeln!(out, "{}", paint(text, GREEN))?;
+    }
+    let width = style.width;
     for (rank, f) in analysis.findings.iter().enumerate() {
-        let label = paint(
+        let label = format!("{}. [{}] ", rank + 1, f.severity.as_str());
+        let indent = label.chars().count();
+        let title = paragraph(&label, &f.title, indent, width);
+        let colored_label = paint(
             &format!("[{}]", f.severity.as_str()),
             severity_color(f.severity),
         );
-        writeln!(out, "{}. {label} {}", rank + 1, f.title)?;
         writeln!(
             out,
-            "   cost {:.3} s ({:.0}% of the time at stake), {} connections, {} transactions",
-            f.cost_ms / 1e3,
-            100.0 * f.share,
-            f.connections,
-            f.transactions
+            "{}",
+            title.replacen(&format!("[{}]", f.severity.as_str()), &colored_label, 1)
         )?;
-        let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
-        let example = f
-            .example_connection
-            .map_or(String::new(), |c| format!("connection {c}; "));
-        let frames = if frames.is_empty() {
-            String::new()
-        } else {
-            format!("frames {}; ", frames.join(", "))
-        };
-        writeln!(
-            out,
-            "   evidence: {example}{frames}Wireshark: {}",
-            f.wireshark_filter
-        )?;
-        if let Some(why) = &f.suspected {
-            writeln!(out, "   suspected: {why}")?;
+        writeln!(out, "{}", paragraph("   ", &cost_line(f), 3, width))?;
+        let mut evidence = Vec::new();
+        if let Some(c) = f.example_connection {
+            evidence.push(format!("connection {c}"));
         }
-        writeln!(out, "   why: {}", f.explanation)?;
-        writeln!(out, "   fix: {}", f.fix)?;
-        writeln!(out, "   what-if: {}", f.what_if)?;
+        if !f.frames.is_empty() {
+            let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
+            evidence.push(format!("frames {}", frames.join(", ")));
+        }
+        // A filter is copied whole into Wireshark: it is never wrapped.
+        let lines = [
+            ("evidence: ", evidence.join("; "), width),
+            ("Wireshark: ", f.wireshark_filter.clone(), None),
+            (
+                "suspected: ",
+                f.suspected.clone().unwrap_or_default(),
+                width,
+            ),
+            ("why: ", f.explanation.clone(), width),
+            ("fix: ", f.fix.clone(), width),
+            ("what-if: ", f.what_if.clone(), width),
+        ];
+        for (lead, text, width) in lines.iter().filter(|(_, text, _)| !text.is_empty()) {
+            let lead = format!("   {lead}");
+            let indent = lead.chars().count();
+            writeln!(out, "{}", paragraph(&lead, text, indent, *width))?;
+        }
         writeln!(out)?;
     }
-    footer(out, analysis, analysis.findings.len() as u64, "findings")
+    footer(out, analysis, analysis.findings.len() as u64, "finding")
 }
 
-pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+pub fn timeline(out: &mut impl Write, analysis: &Analysis, style: &Style) -> io::Result<()> {
+    let clock = style.clock(analysis);
+    let latest = analysis.ticks.last().map(|t| t.start_ns);
+    let time_width = clock.width_until(latest.unwrap_or_default());
     writeln!(
         out,
-        "{:>12} {:>9} {:>10} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8} {:>6} {:>8}",
-        "time s",
+        "{:<time_width$} {:>9} {:>10} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8} {:>6} {:>8}",
+        clock.heading(),
         "packets",
         "Mbit/s",
         "retrans",
@@ -266,14 +372,13 @@ pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
         "open",
         "tx busy"
     )?;
-    let origin = analysis.ticks.first().map_or(0, |t| t.start_ns);
     for t in &analysis.ticks {
         writeln!(
             out,
-            "{:>12.3} {:>9} {:>10.3} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8} {:>6} {:>8}",
-            (t.start_ns - origin) as f64 / 1e9,
+            "{:<time_width$} {:>9} {:>10} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8} {:>8} {:>6} {:>8}",
+            clock.both(t.start_ns),
             t.packets,
-            t.throughput_bps / 1e6,
+            fixed(t.throughput_bps / 1e6, 3),
             t.retransmissions,
             t.lost_segments,
             t.duplicate_acks,
@@ -286,23 +391,34 @@ pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
             t.transactions_in_progress
         )?;
     }
-    footer(out, analysis, analysis.ticks.len() as u64, "ticks")
+    footer(out, analysis, analysis.ticks.len() as u64, "tick")
 }
 
-pub fn event(out: &mut impl Write, e: &Event, first: bool) -> io::Result<()> {
+/// Room for offsets up to this many seconds before the events' time column widens.
+const EVENT_OFFSET_ROOM_NS: i64 = 999_000_000_000;
+
+pub fn event(out: &mut impl Write, e: &Event, first: bool, clock: &Clock) -> io::Result<()> {
+    let time_width = clock.width_until(clock.start_ns() + EVENT_OFFSET_ROOM_NS);
     if first {
         writeln!(
             out,
-            "{:>8}  {:>14}  {:>6}  {:<17} {:<24} {:>10} {:>10} {:>6} {:>9}",
-            "frame", "time", "conn", "direction", "kind", "seq", "ack", "len", "window"
+            "{:>8}  {:<time_width$}  {:>6}  {:<17} {:<24} {:>10} {:>10} {:>6} {:>10}",
+            "frame",
+            clock.heading(),
+            "conn",
+            "direction",
+            "kind",
+            "seq",
+            "ack",
+            "len",
+            "window"
         )?;
     }
-    let seconds = e.timestamp_ns as f64 / 1e9;
     writeln!(
         out,
-        "{:>8}  {:>14.6}  {:>6}  {:<17} {:<24} {:>10} {:>10} {:>6} {:>9}",
+        "{:>8}  {:<time_width$}  {:>6}  {:<17} {:<24} {:>10} {:>10} {:>6} {:>10}",
         e.frame,
-        seconds,
+        clock.both(e.timestamp_ns),
         e.connection,
         e.direction.as_str(),
         e.kind.as_str(),
@@ -313,25 +429,57 @@ pub fn event(out: &mut impl Write, e: &Event, first: bool) -> io::Result<()> {
     )
 }
 
-pub fn footer(out: &mut impl Write, analysis: &Analysis, rows: u64, what: &str) -> io::Result<()> {
+/// What a capture with little or no TCP holds instead.
+pub fn other_traffic_note(counts: &Counts) -> Option<String> {
+    let other = &counts.other_traffic;
+    if counts.frames == 0 || counts.tcp_segments as f64 >= LITTLE_TCP * counts.frames as f64 {
+        return None;
+    }
+    let parts: Vec<String> = [
+        (other.udp, "UDP"),
+        (other.icmp, "ICMP"),
+        (other.arp, "ARP"),
+        (other.other, "other"),
+    ]
+    .iter()
+    .filter(|(count, _)| *count > 0)
+    .map(|(count, what)| format!("{count} {what}"))
+    .collect();
+    let holds = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" They hold {}.", parts.join(", "))
+    };
+    let amount = if counts.tcp_segments == 0 {
+        format!("No TCP in {}.", plural(counts.frames, "frame"))
+    } else {
+        format!(
+            "Little TCP: {} of {}.",
+            plural(counts.tcp_segments, "TCP segment"),
+            plural(counts.frames, "frame")
+        )
+    };
+    Some(format!("{amount}{holds} tcpwhy diagnoses TCP."))
+}
+
+/// The count line under a table, the note on other traffic, and whether the read was partial.
+pub fn footer(out: &mut impl Write, analysis: &Analysis, rows: u64, noun: &str) -> io::Result<()> {
     let counts = &analysis.counts;
-    let line = format!(
-        "{rows} {what}; {} frames, {} TCP segments",
-        counts.frames, counts.tcp_segments
+    let mut line = format!(
+        "{}; {}, {}",
+        plural(rows, noun),
+        plural(counts.frames, "frame"),
+        plural(counts.tcp_segments, "TCP segment")
     );
+    if counts.selected_segments != counts.tcp_segments {
+        line += &format!(", {} selected", counts.selected_segments);
+    }
     writeln!(out, "{}", paint(&line, DIM))?;
-    if let Some(error) = &analysis.error {
-        writeln!(
-            out,
-            "{}",
-            paint(&format!("partial: the read stopped at {error}"), RED)
-        )?;
-    } else if analysis.interrupted {
-        let line = format!(
-            "partial: stopped by a signal after {} frames",
-            counts.frames
-        );
-        writeln!(out, "{}", paint(&line, RED))?;
+    if let Some(note) = other_traffic_note(counts) {
+        writeln!(out, "{}", paint(&note, YELLOW))?;
+    }
+    if let Some(text) = super::partial_note(analysis) {
+        writeln!(out, "{}", paint(&text, RED))?;
     }
     for note in analysis.notes() {
         writeln!(out, "{}", paint(&format!("note: {note}"), DIM))?;

@@ -1,0 +1,22 @@
+//! The capture reader's integration tests, each file a module of this one
+//! test binary, linked once instead of once per file. A file in tests/ runs
+//! only when listed here; the last test fails when one is not.
+
+mod formats;
+mod real_captures;
+mod robustness;
+
+#[test]
+fn every_test_file_is_a_module_of_this_binary() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let listed = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if let Some(module) = name.strip_suffix(".rs").filter(|m| *m != "main") {
+            assert!(
+                listed.contains(&format!("\nmod {module};")),
+                "tests/{name} is not listed in tests/main.rs, so it never runs"
+            );
+        }
+    }
+}
