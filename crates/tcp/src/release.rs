@@ -156,6 +156,7 @@ impl ReleaseTracker {
     /// was lost before the capture point.
     pub fn gap_seen(&mut self) {
         self.loss_seen = true;
+        self.largest_burst = 0;
     }
 
     /// When this sender's last data segment was seen.
@@ -249,13 +250,15 @@ impl ReleaseTracker {
         let since = self.last_data_ns;
         self.sent(now_ns, len);
         self.loss_seen = true;
+        self.largest_burst = 0;
         since.map(|since| (since, release))
     }
 
     /// An ACK that acknowledged everything ends a burst; when it is larger by
-    /// a segment or more than any burst before, the sender's congestion
-    /// window is growing, and that is what it waited on. A burst that only
-    /// wavers around a size it reached before is held by something else.
+    /// a segment or more than any burst before (since the last loss, which
+    /// cut the congestion window), the sender's congestion window is
+    /// growing, and that is what it waited on. A burst that only wavers
+    /// around a size it reached before is held by something else.
     fn growing_burst(&mut self, release: Release, sent_before: u32) -> Release {
         let Release::Ack {
             at_ns,
