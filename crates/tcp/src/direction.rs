@@ -184,6 +184,16 @@ pub fn analyze(
     note_ack_of_peer_data(fwd, rev, segment, rel, rtts);
     track_holes(fwd, rev, segment, rel, flagged);
     let wait = release_of(fwd, rev, segment, rel, flagged, rtts, unseen_before);
+    let timer = matches!(
+        wait,
+        Some(Wait {
+            ended_by: Release::Timer { .. },
+            ..
+        })
+    );
+    if unseen_before > 0 && (flagged.resent() || flagged.has(EventKind::LostSegment) || timer) {
+        fwd.ip_ids.explained();
+    }
     advance(fwd, segment, rel, flagged);
     fwd.window = Some(rel.window);
     fwd.last_ack = rel.ack;

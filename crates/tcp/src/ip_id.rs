@@ -13,7 +13,9 @@ const MAX_MISSED: u16 = 8;
 pub struct IpIdCounter {
     last: Option<u16>,
     steps_of_one: u32,
-    other_steps: u32,
+    /// Steps that loss did not explain: packets numbered by a counter
+    /// shared with other connections, or no counter at all.
+    unexplained_steps: u32,
 }
 
 impl IpIdCounter {
@@ -27,14 +29,14 @@ impl IpIdCounter {
         let step = self.last.map(|last| id.wrapping_sub(last));
         self.last = Some(id);
         let trusted =
-            self.steps_of_one >= TRUSTED_AFTER && self.other_steps * 10 <= self.steps_of_one;
+            self.steps_of_one >= TRUSTED_AFTER && self.unexplained_steps * 10 <= self.steps_of_one;
         match step {
             Some(1) => {
                 self.steps_of_one += 1;
                 0
             }
             Some(step) => {
-                self.other_steps += 1;
+                self.unexplained_steps += 1;
                 if trusted && (2..=MAX_MISSED).contains(&step) {
                     step - 1
                 } else {
@@ -43,6 +45,14 @@ impl IpIdCounter {
             }
             None => 0,
         }
+    }
+}
+
+impl IpIdCounter {
+    /// The last step's missing packets were lost: the sender resent them.
+    /// Such a step is the counter working, not a sign against it.
+    pub fn explained(&mut self) {
+        self.unexplained_steps = self.unexplained_steps.saturating_sub(1);
     }
 }
 
@@ -57,6 +67,18 @@ mod tests {
             assert_eq!(counter.next(Some(id)), 0);
         }
         assert_eq!(counter.next(Some(15)), 1);
+    }
+
+    #[test]
+    fn a_counter_stays_trusted_through_many_packets_unseen() {
+        let mut counter = IpIdCounter::default();
+        for id in [10, 11, 12, 13] {
+            counter.next(Some(id));
+        }
+        for id in [15, 17, 19, 21, 23] {
+            assert_eq!(counter.next(Some(id)), 1);
+            counter.explained();
+        }
     }
 
     #[test]
