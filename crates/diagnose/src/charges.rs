@@ -166,7 +166,11 @@ fn assign(
         }
         Part::Propagation => single(Cause::PathLatency),
         Part::Queueing => single(Cause::BottleneckLink),
-        Part::Transfer | Part::CongestionWindow if queue_builds(t, connection) => {
+        // A standing queue means the link is full: whatever holds the bytes
+        // in flight above what the path carries only adds to the queue.
+        Part::Transfer | Part::CongestionWindow | Part::SendBuffer
+            if queue_builds(t, connection) =>
+        {
             single(Cause::BottleneckLink)
         }
         Part::Transfer => single(Cause::Transfer),

@@ -239,10 +239,11 @@ fn track_holes(
 /// New data after a silence of at least a round trip, with everything seen
 /// before it acknowledged, and packets of its sender missing just before it
 /// (by its IP identification): the sender had sent this data before and
-/// lost it upstream, and a timer resent it. With nothing after it, no
-/// duplicate ACK could have asked for it sooner.
+/// lost it upstream, and a timer resent it (unless an ACK it acted on at
+/// once let it go). With nothing after it, no duplicate ACK could have
+/// asked for it sooner.
 fn resends_an_unseen_tail(
-    fwd: &Half,
+    fwd: &mut Half,
     rev: &Half,
     segment: &Segment,
     rtts: SideRtts,
@@ -253,7 +254,12 @@ fn resends_an_unseen_tail(
         .release
         .last_data_ns()
         .is_some_and(|last| segment.timestamp_ns - last >= round_trip);
-    unseen_before > 0 && silent_long && fwd.in_flight(rev) == Some(0)
+    unseen_before > 0
+        && silent_long
+        && fwd.in_flight(rev) == Some(0)
+        && !fwd
+            .release
+            .prompted_by_an_ack(segment.timestamp_ns, rtts.to_sender_ns)
 }
 
 /// Tells the peer's release tracker about an ACK that moved its

@@ -128,6 +128,13 @@ pub struct ReleaseTracker {
     /// last sent: a sender that stopped within a segment of it stopped for
     /// the window.
     edge_at_last_send: Option<u32>,
+    /// The most in flight since the last loss; round trips of the ACK clock
+    /// since it last rose, and the sequence that ends the current round.
+    peak_in_flight: u32,
+    rounds_since_peak: u32,
+    round_ends_at: Option<u32>,
+    /// The end of the sender's newest data.
+    sent_up_to: Option<u32>,
     /// From each ACK to the data it let go while the congestion window
     /// limited the sender, against the bytes then in flight: seen at the
     /// receiver, the round trip to the sender and back.
@@ -157,6 +164,15 @@ impl ReleaseTracker {
     pub fn gap_seen(&mut self) {
         self.loss_seen = true;
         self.largest_burst = 0;
+        self.peak_in_flight = 0;
+    }
+
+    /// Whether an ACK that reached the sender since its last data, and
+    /// that it acted on at once, let this segment go at `now_ns`.
+    pub fn prompted_by_an_ack(&mut self, now_ns: i64, rtt_to_sender_ns: i64) -> bool {
+        self.deliver_acks(now_ns, rtt_to_sender_ns);
+        matches!(self.reached, Some((ack, true))
+            if now_ns - (ack.at_ns + rtt_to_sender_ns) <= HOST_REACTION_NS)
     }
 
     /// When this sender's last data segment was seen.
@@ -224,8 +240,11 @@ impl ReleaseTracker {
         let end = seq.wrapping_add(len);
         let released = self.last_data_ns.map(|since| {
             let release = self.release(now_ns, end, len, sent_before, rtt_to_sender_ns);
-            (since, self.growing_burst(release, sent_before))
+            let release = self.growing_burst(release, sent_before);
+            (since, self.window_stopped_growing(release))
         });
+        self.note_peak(end);
+        self.sent_up_to = Some(end);
         if let Some((_, Release::Ack { at_ns, lacked, .. })) = released {
             if matches!(lacked, Lacked::CongestionWindow { .. }) {
                 let in_flight = self
@@ -251,6 +270,7 @@ impl ReleaseTracker {
         self.sent(now_ns, len);
         self.loss_seen = true;
         self.largest_burst = 0;
+        self.peak_in_flight = 0;
         since.map(|since| (since, release))
     }
 
@@ -292,6 +312,55 @@ impl ReleaseTracker {
         }
     }
 
+    /// The most the sender has had in flight since the last loss, after
+    /// sending up to `end`; a new peak starts the count of round trips.
+    fn note_peak(&mut self, end: u32) {
+        let Some((ack, _)) = self.reached else {
+            return;
+        };
+        let in_flight = end.wrapping_sub(ack.ack_after);
+        if in_flight > self.peak_in_flight && in_flight < u32::MAX >> 1 {
+            self.peak_in_flight = in_flight;
+            self.rounds_since_peak = 0;
+            self.round_ends_at = Some(end);
+        }
+    }
+
+    /// A congestion window grows every round trip it is the limit, until
+    /// loss cuts it. Bytes in flight that have not risen for two round trips
+    /// of the ACK clock (one of slack), with no loss, are held by something
+    /// else: the sender's buffer, which each ACK frees only as far as it
+    /// acknowledges.
+    fn window_stopped_growing(&self, release: Release) -> Release {
+        match release {
+            Release::Ack {
+                at_ns,
+                frame,
+                lacked: Lacked::CongestionWindow { after_loss: false },
+            } if self.peak_in_flight > 0 && self.rounds_since_peak >= 2 => Release::Ack {
+                at_ns,
+                frame,
+                lacked: Lacked::AllAcked {
+                    ack_delayed: false,
+                    small_held: false,
+                },
+            },
+            other => other,
+        }
+    }
+
+    /// Counts a round trip of the ACK clock when `ack` acknowledges the data
+    /// sent when the round began, and begins the next.
+    fn count_round(&mut self, ack: &AckSeen) {
+        let Some(round_end) = self.round_ends_at else {
+            return;
+        };
+        if !seq::after(round_end, ack.ack_after) {
+            self.rounds_since_peak += 1;
+            self.round_ends_at = self.sent_up_to;
+        }
+    }
+
     /// Takes in the ACKs that have reached the sender by `now_ns`. The round
     /// trip is the least measured, which the far side's own processing can
     /// lengthen: a host's reaction time of slack keeps a sender that acted at
@@ -303,6 +372,7 @@ impl ReleaseTracker {
                 break;
             }
             self.on_their_way.pop_front();
+            self.count_round(&ack);
             let after_last_data = self.last_data_ns.is_none_or(|last| reaches_sender > last);
             self.reached = Some((ack, after_last_data));
         }

@@ -67,15 +67,24 @@ pub fn limiter(
             return None;
         }
         let ledger = &ledger?.ledger;
-        let congestion = if shows_queue(c, data) {
+        // With a standing queue the link is full, whatever else held the
+        // bytes in flight (as the ledger's charges read it).
+        let queue = shows_queue(c, data);
+        let congestion = if queue {
             "bottleneck_link"
         } else {
             "slow_start"
         };
+        let send_buffer = ledger.get(Part::SendBuffer);
+        let (own_buffer, queued_buffer) = if queue {
+            (0.0, send_buffer)
+        } else {
+            (send_buffer, 0.0)
+        };
         let waits = [
             ("receive_window", ledger.get(Part::ReceiveWindow)),
             ("zero_window", ledger.get(Part::ZeroWindow)),
-            ("send_buffer", ledger.get(Part::SendBuffer)),
+            ("send_buffer", own_buffer),
             (
                 "application",
                 ledger.get(Part::ClientPause) + ledger.get(Part::ServerPause),
@@ -88,7 +97,7 @@ pub fn limiter(
             ),
             (
                 congestion,
-                ledger.get(Part::CongestionWindow) + ledger.get(Part::Queueing),
+                ledger.get(Part::CongestionWindow) + ledger.get(Part::Queueing) + queued_buffer,
             ),
         ];
         let (name, waited) = waits.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
