@@ -124,6 +124,7 @@ pub struct ReleaseTracker {
     /// acknowledged.
     burst_from: Option<u32>,
     largest_burst: u32,
+    largest_burst_ever: u32,
     /// The right edge of the receive window as the sender knew it when it
     /// last sent: a sender that stopped within a segment of it stopped for
     /// the window.
@@ -292,15 +293,19 @@ impl ReleaseTracker {
             .burst_from
             .map_or(0, |from| sent_before.wrapping_sub(from));
         let growing = self.largest_burst > 0 && burst >= self.largest_burst + self.full_segment();
+        // Below the most the sender ever had out, after a loss: the window
+        // the loss cut holds it, not a buffer it had already outgrown.
+        let cut_by_loss = self.loss_seen && burst + self.full_segment() <= self.largest_burst_ever;
         if let Some((ack, _)) = self.reached {
             self.burst_from = Some(ack.ack_after);
         }
         self.largest_burst = self.largest_burst.max(burst);
+        self.largest_burst_ever = self.largest_burst_ever.max(burst);
         let lacked = match lacked {
             Lacked::AllAcked {
                 ack_delayed: false,
                 small_held: false,
-            } if growing => Lacked::CongestionWindow {
+            } if growing || cut_by_loss => Lacked::CongestionWindow {
                 after_loss: self.loss_seen,
             },
             other => other,
