@@ -191,7 +191,11 @@ fn stuck_behind_mtu(
 ) -> bool {
     let small_got_through =
         c.handshake.ack_ns.is_some() && (data.rtt.samples > 0 || peer.payload_bytes > 0);
+    // A hole never lets the segment through: one acknowledged in the end
+    // was lost for a while, not too large for the path.
+    let never_acknowledged = data.unacknowledged_at_end > 0;
     data.most_resends >= BLACK_HOLE_RESENDS
+        && never_acknowledged
         && data.most_resent_bytes >= LARGE_SEGMENT_BYTES
         && data.most_resent_bytes * 10 >= data.largest_segment * 9
         && small_got_through
