@@ -241,7 +241,7 @@ pub struct LossBursts {
 /// Ticks with retransmissions or gaps, grouped into bursts apart from each
 /// other by quiet stretches, when the bursts cover less than half of their
 /// span, the traffic between them got through too cleanly for loss spread
-/// at random, and they start at a steady period.
+/// at random, and they start (or end) at a steady period.
 pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
     let tick_ns = match ticks {
         [first, second, ..] => second.start_ns - first.start_ns,
@@ -253,7 +253,11 @@ pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
     if 2 * covered >= last - first || !clean_between(ticks, &spans) {
         return None;
     }
-    let period_s = steady_period(&spans.iter().map(|&(start, _)| start).collect::<Vec<_>>())?;
+    // A burst the capture's start or end cut short has one edge out of
+    // step; the other edge still keeps the period.
+    let starts: Vec<i64> = spans.iter().map(|&(start, _)| start).collect();
+    let ends: Vec<i64> = spans.iter().map(|&(_, end)| end).collect();
+    let period_s = steady_period(&starts).or_else(|| steady_period(&ends))?;
     Some(LossBursts {
         count: spans.len(),
         period_s,
