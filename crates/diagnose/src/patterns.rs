@@ -215,7 +215,10 @@ fn loss_spans(ticks: &[Tick], tick_ns: i64) -> Vec<(i64, i64)> {
 /// often than loss at the capture's overall rate would allow.
 fn clean_between(ticks: &[Tick], spans: &[(i64, i64)]) -> bool {
     let packets: u64 = ticks.iter().map(|t| t.packets).sum();
+    // Losses show as resends, as gaps, or both: the larger count, once.
     let resent: u64 = ticks.iter().map(|t| t.retransmissions).sum();
+    let gaps: u64 = ticks.iter().map(|t| t.lost_segments).sum();
+    let lost = resent.max(gaps);
     let between: u64 = ticks
         .iter()
         .filter(|t| {
@@ -226,7 +229,7 @@ fn clean_between(ticks: &[Tick], spans: &[(i64, i64)]) -> bool {
         })
         .map(|t| t.packets)
         .sum();
-    let loss_rate = resent as f64 / packets.max(1) as f64;
+    let loss_rate = lost as f64 / packets.max(1) as f64;
     (1.0 - loss_rate).powf(between as f64) < SIGNIFICANCE
 }
 
