@@ -5,7 +5,11 @@
 //! them wires the stages again. The stages run on both cores: one thread reads
 //! and decodes frames into batches of segments; the other tracks connections
 //! and maps a mapped file's pages ahead of the reader (see
-//! [`capture::MapAhead`]). Output (tables, JSON, HTML) is not done here.
+//! [`capture::MapAhead`]). Several files are merged by time, and a packet
+//! that two of them captured is analysed once (see [`copies`]). Output
+//! (tables, JSON, HTML) is not done here.
+
+mod copies;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -13,6 +17,7 @@ use std::thread;
 use std::time::Duration;
 
 use capture::{CaptureError, Frame, MergedReader};
+use copies::CopyFilter;
 use decode::{Segment, Skip};
 use diagnose::{Evidence, Finding, Inputs};
 use rustc_hash::FxHashSet;
@@ -186,6 +191,12 @@ impl Analysis {
                 clock.out_of_range
             ));
         }
+        if self.counts.copies > 0 {
+            notes.push(format!(
+                "{} frames were captured at more than one point and were analysed once",
+                self.counts.copies
+            ));
+        }
         if self.counts.tcp_segments == 0 && self.counts.frames > 0 {
             notes.push(format!(
                 "none of the {} frames held a TCP segment tcpwhy can read: {}",
@@ -202,6 +213,8 @@ impl Analysis {
 pub struct Counts {
     pub frames: u64,
     pub tcp_segments: u64,
+    /// Frames that another input file had already captured, left out of the analysis.
+    pub copies: u64,
     pub skipped: SkipCounts,
     pub clock: Clock,
 }
@@ -257,6 +270,8 @@ struct Batch {
     decoded: Vec<Decoded>,
     /// Payload starts that may name a transaction (HTTP, TLS), copied out of the frames.
     payloads: Vec<u8>,
+    /// Frames left out as copies of packets another file captured.
+    copies: u64,
     /// The reader's offset after the batch's last frame.
     read_up_to: u64,
 }
@@ -278,12 +293,20 @@ impl Batch {
         Batch {
             decoded: Vec::with_capacity(BATCH),
             payloads: Vec::new(),
+            copies: 0,
             read_up_to: 0,
         }
     }
 
-    fn push(&mut self, frame: &Frame) {
+    /// Decodes `frame` into the batch, unless `copies` knows its packet from another file.
+    fn push(&mut self, frame: &Frame, copies: Option<&mut CopyFilter>) {
         let segment = decode::decode(frame);
+        if let (Ok(segment), Some(copies)) = (&segment, copies) {
+            if copies.is_copy(segment) {
+                self.copies += 1;
+                return;
+            }
+        }
         let start = self.payloads.len();
         if let Ok(segment) = &segment {
             let payload = segment.payload(frame.data);
@@ -298,6 +321,7 @@ impl Batch {
     fn clear(&mut self) {
         self.decoded.clear();
         self.payloads.clear();
+        self.copies = 0;
     }
 }
 
@@ -340,14 +364,18 @@ pub fn analyze_observed(
     // Emptied batches go back to the reader, which then allocates none.
     let (recycler, recycled) = mpsc::channel::<Batch>();
     let reader_filling = filling.clone();
-    let reading = thread::spawn(move || read(reader, sender, recycled, progress, reader_filling));
+    let copies = (paths.len() > 1).then(CopyFilter::default);
+    let reading =
+        thread::spawn(move || read(reader, copies, sender, recycled, progress, reader_filling));
     let mut analyzer = Analyzer::new(stages);
     let mut frames = 0;
+    let mut copies_left_out = 0;
     let mut analyze_batch = |mut batch: Batch| {
         if let Some(map_ahead) = &mut map_ahead {
             map_ahead.advance(batch.read_up_to);
         }
-        frames += batch.decoded.len() as u64;
+        frames += batch.decoded.len() as u64 + batch.copies;
+        copies_left_out += batch.copies;
         for decoded in &batch.decoded {
             match &decoded.segment {
                 Ok(segment) => {
@@ -384,6 +412,7 @@ pub fn analyze_observed(
         reading.join().expect("reader thread panicked")
     };
     let mut analysis = analyzer.finish(frames, error);
+    analysis.counts.copies = copies_left_out;
     analysis.interrupted = interrupted;
     Ok(analysis)
 }
@@ -685,11 +714,13 @@ fn headers_of(frame: Frame) -> Frame {
     }
 }
 
-/// Reads and decodes frames into batches; returns the error that stopped it.
-/// With `filling`, the batch being filled is shared, so the tracking thread
-/// can take it when the input pauses.
+/// Reads and decodes frames into batches, leaving out copies when given a
+/// [`CopyFilter`]; returns the error that stopped it. With `filling`, the
+/// batch being filled is shared, so the tracking thread can take it when the
+/// input pauses.
 fn read(
     mut reader: MergedReader,
+    mut copies: Option<CopyFilter>,
     sender: mpsc::SyncSender<Batch>,
     recycled: mpsc::Receiver<Batch>,
     mut progress: impl ReadProgress,
@@ -704,7 +735,7 @@ fn read(
         };
         let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
         let batch = shared.as_deref_mut().unwrap_or(&mut own);
-        batch.push(&frame);
+        batch.push(&frame, copies.as_mut());
         if batch.decoded.len() == BATCH {
             batch.read_up_to = reader.bytes_read();
             progress.update(batch.read_up_to);
