@@ -10,6 +10,7 @@ use diagnose::Severity;
 use crate::html;
 use crate::output::{self, Format};
 use crate::progress::Progress;
+use crate::two_captures::{self, CompareArgs, DiffArgs};
 use pipeline::{self, Analysis, Stages};
 
 const EXAMPLES: &str = "\
@@ -22,6 +23,8 @@ Examples:
   tcpwhy timeline trace.pcap --tick 100ms
   tcpdump -i eth0 -w - | tcpwhy events - --format csv
   tcpwhy report trace.pcap -o report.html  one HTML file to open offline or send on
+  tcpwhy compare client-side.pcap server-side.pcap   delay and loss between two points
+  tcpwhy diff before.pcap after.pcap      what a change did to findings and response times
   tcpwhy diagnose trace.pcap --fail-on warning   exit 1 on a warning or worse
 
 Exit codes:
@@ -56,6 +59,13 @@ enum Command {
     /// One self-contained HTML file: findings, interactive charts, connection
     /// and transaction tables, and packet detail of the connections that matter.
     Report(ReportArgs),
+    /// The same traffic captured at two points: packets matched across the
+    /// captures, clock offset, delay and loss between the points, packets
+    /// either capture dropped, and which point is nearer which host.
+    Compare(CompareArgs),
+    /// The same workload before and after a change: findings gone, new or
+    /// changed in cost, and response time per transaction type.
+    Diff(DiffArgs),
 }
 
 #[derive(Args)]
@@ -182,13 +192,15 @@ const EXIT_INTERRUPTED: u8 = 130;
 const OUTPUT_BUFFER: usize = 1 << 16;
 
 /// Subcommand names; anything else first on the line is a file to diagnose.
-const COMMANDS: [&str; 7] = [
+const COMMANDS: [&str; 9] = [
     "diagnose",
     "connections",
     "events",
     "transactions",
     "timeline",
     "report",
+    "compare",
+    "diff",
     "help",
 ];
 
@@ -227,6 +239,8 @@ pub fn run() -> ExitCode {
         Command::Transactions(input) => transactions(&input),
         Command::Timeline(args) => timeline(&args),
         Command::Report(args) => Ok(html_report(&args)),
+        Command::Compare(args) => two_captures::compare(&args),
+        Command::Diff(args) => two_captures::diff(&args),
     };
     match outcome {
         Ok(code) => code,

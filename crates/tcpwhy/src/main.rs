@@ -8,6 +8,7 @@ mod html;
 mod output;
 mod progress;
 mod signals;
+mod two_captures;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,70 @@
+//! `tcpwhy compare` and `tcpwhy diff`: two captures side by side.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// The capture taken at the first point.
+    #[arg(value_name = "A")]
+    a: String,
+    /// The capture of the same traffic taken at the second point.
+    #[arg(value_name = "B")]
+    b: String,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The capture taken before the change.
+    #[arg(value_name = "BEFORE")]
+    before: String,
+    /// The capture of the same workload taken after it.
+    #[arg(value_name = "AFTER")]
+    after: String,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+pub fn compare(args: &CompareArgs) -> io::Result<ExitCode> {
+    write(compare::compare(&args.a, &args.b), args.format)
+}
+
+pub fn diff(args: &DiffArgs) -> io::Result<ExitCode> {
+    write(compare::diff::diff(&args.before, &args.after), args.format)
+}
+
+/// Writes the result as text or one JSON object; a capture that cannot be
+/// read is a line on stderr naming the file and byte offset, and exit code 2.
+fn write<T: std::fmt::Display + Serialize>(
+    result: Result<T, capture::CaptureError>,
+    format: Format,
+) -> io::Result<ExitCode> {
+    let result = match result {
+        Ok(result) => result,
+        Err(error) => {
+            eprintln!("tcpwhy: {error}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut out = io::stdout().lock();
+    match format {
+        Format::Table => write!(out, "{result}")?,
+        Format::Json => {
+            serde_json::to_writer(&mut out, &result).map_err(io::Error::other)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
