@@ -57,8 +57,8 @@ pub struct Direction<'a> {
     /// B's clock minus A's.
     pub clock_offset_ns: i64,
     /// The span, on A's clock, that both captures cover: a packet outside it
-    /// missing from the other capture is not counted missing.
-    pub both_recording: std::ops::RangeInclusive<i64>,
+    /// missing from the other capture is not counted missing (None: no such span).
+    pub both_recording: Option<std::ops::RangeInclusive<i64>>,
 }
 
 /// One transmission, wherever it was seen.
@@ -82,7 +82,10 @@ impl Direction<'_> {
             ..Losses::default()
         };
         for (transmission, was_resent) in transmissions.iter().zip(resent) {
-            let recording = self.both_recording.contains(&transmission.time_ns);
+            let recording = self
+                .both_recording
+                .as_ref()
+                .is_some_and(|span| span.contains(&transmission.time_ns));
             match (transmission.upstream, transmission.downstream, was_resent) {
                 (true, true, true) => losses.after_downstream += 1,
                 (true, false, true) => losses.between_points += 1,

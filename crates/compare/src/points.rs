@@ -215,7 +215,7 @@ fn both_recording(
     b: &Capture,
     offset_ns: i64,
     transits: &Transits,
-) -> std::ops::RangeInclusive<i64> {
+) -> Option<std::ops::RangeInclusive<i64>> {
     let longest = transits
         .a_to_b
         .iter()
@@ -226,10 +226,7 @@ fn both_recording(
     let margin = longest.saturating_add(offset_ns.abs());
     let start = a.first_ns().max(b.first_ns().map(|t| t - offset_ns));
     let end = a.last_ns().min(b.last_ns().map(|t| t - offset_ns));
-    match (start, end) {
-        (Some(start), Some(end)) => start.saturating_add(margin)..=end.saturating_sub(margin),
-        _ => 1..=0,
-    }
+    Some(start?.saturating_add(margin)..=end?.saturating_sub(margin))
 }
 
 fn source_macs_agree(a: &Capture, b: &Capture, pairs: &[FlowPair]) -> Option<bool> {
