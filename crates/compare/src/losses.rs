@@ -9,7 +9,7 @@
 //! downstream capture missed it. A packet seen downstream only passed the
 //! upstream point unrecorded: that capture missed it.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::packets::{Capture, Packet};
@@ -59,6 +59,17 @@ pub struct Direction<'a> {
     /// The span, on A's clock, that both captures cover: a packet outside it
     /// missing from the other capture is not counted missing (None: no such span).
     pub both_recording: Option<std::ops::RangeInclusive<i64>>,
+}
+
+/// A packet as one or both points saw it, before sequence numbers are made relative.
+struct Sighting<'a> {
+    /// On A's clock.
+    time_ns: i64,
+    /// In A's numbering.
+    seq: u32,
+    packet: &'a Packet,
+    at_a: bool,
+    at_b: bool,
 }
 
 /// One transmission, wherever it was seen.
@@ -111,42 +122,21 @@ impl Direction<'_> {
 
     /// Every distinct packet of the direction, in A's numbering and clock, in time order.
     fn transmissions(&self) -> Vec<Transmission> {
-        let pair = self.pair;
-        let matched = &pair.matched[self.direction];
-        let matched_a: rustc_hash::FxHashSet<usize> = matched.iter().map(|(a, _)| *a).collect();
-        let matched_b: rustc_hash::FxHashSet<usize> = matched.iter().map(|(_, b)| *b).collect();
-        let mut seen: Vec<(i64, u32, &Packet, bool, bool)> = Vec::new();
-        for &index in &self.a.flows[pair.a].directions[self.direction] {
-            let packet = &self.a.packets[index];
-            let at_b = matched_a.contains(&index);
-            seen.push((packet.timestamp_ns, packet.seq, packet, true, at_b));
-        }
-        for &index in &self.b.flows[pair.b].directions[pair.b_direction(self.direction)] {
-            if matched_b.contains(&index) {
-                continue;
-            }
-            let packet = &self.b.packets[index];
-            let seq = pair.seq_in_a(self.direction, packet.seq);
-            seen.push((
-                packet.timestamp_ns - self.clock_offset_ns,
-                seq,
-                packet,
-                false,
-                true,
-            ));
-        }
-        seen.sort_by_key(|&(time_ns, ..)| time_ns);
-        let base = seen.first().map_or(0, |&(_, seq, ..)| seq);
-        seen.into_iter()
-            .map(|(time_ns, seq, packet, at_a, at_b)| {
+        let mut sightings = self.sightings();
+        sightings.sort_by_key(|sighting| sighting.time_ns);
+        let base = sightings.first().map_or(0, |sighting| sighting.seq);
+        sightings
+            .into_iter()
+            .map(|sighting| {
                 let (upstream, downstream) = if self.a_is_upstream {
-                    (at_a, at_b)
+                    (sighting.at_a, sighting.at_b)
                 } else {
-                    (at_b, at_a)
+                    (sighting.at_b, sighting.at_a)
                 };
-                let seq = seq.wrapping_sub(base);
+                let seq = sighting.seq.wrapping_sub(base);
+                let packet = sighting.packet;
                 Transmission {
-                    time_ns,
+                    time_ns: sighting.time_ns,
                     seq,
                     end: seq.wrapping_add(packet.seq_end().wrapping_sub(packet.seq)),
                     carries_data: packet.carries_data(),
@@ -155,6 +145,41 @@ impl Direction<'_> {
                 }
             })
             .collect()
+    }
+
+    /// A's packets of the direction, each marked if B saw it too, then the
+    /// packets only B saw, in A's numbering and on A's clock.
+    fn sightings(&self) -> Vec<Sighting<'_>> {
+        let pair = self.pair;
+        let matched = &pair.matched[self.direction];
+        let matched_a: FxHashSet<usize> = matched.iter().map(|(a, _)| *a).collect();
+        let matched_b: FxHashSet<usize> = matched.iter().map(|(_, b)| *b).collect();
+        let in_a = self.a.flows[pair.a].directions[self.direction]
+            .iter()
+            .map(|index| {
+                let packet = &self.a.packets[*index];
+                Sighting {
+                    time_ns: packet.timestamp_ns,
+                    seq: packet.seq,
+                    packet,
+                    at_a: true,
+                    at_b: matched_a.contains(index),
+                }
+            });
+        let only_in_b = self.b.flows[pair.b].directions[pair.b_direction(self.direction)]
+            .iter()
+            .filter(|index| !matched_b.contains(index))
+            .map(|index| {
+                let packet = &self.b.packets[*index];
+                Sighting {
+                    time_ns: packet.timestamp_ns - self.clock_offset_ns,
+                    seq: pair.seq_in_a(self.direction, packet.seq),
+                    packet,
+                    at_a: false,
+                    at_b: true,
+                }
+            });
+        in_a.chain(only_in_b).collect()
     }
 
     /// The receiver's highest acknowledgement of this direction, relative to
@@ -203,7 +228,7 @@ fn resent(transmissions: &[Transmission]) -> Vec<bool> {
 /// Resends that start inside data already sent but at no earlier
 /// transmission's start: the hole they fill was lost before either point saw it.
 fn holes_filled(transmissions: &[Transmission]) -> u64 {
-    let mut starts = rustc_hash::FxHashSet::default();
+    let mut starts = FxHashSet::default();
     let mut highest_end = 0u32;
     let mut holes = 0;
     for transmission in transmissions.iter().filter(|t| t.carries_data) {

@@ -14,7 +14,7 @@ use capture::CaptureError;
 use serde::Serialize;
 
 use crate::losses::{Direction, Losses};
-use crate::packets::{self, Capture};
+use crate::packets::{self, Capture, Flow};
 use crate::pairing::{self, FlowPair};
 use crate::timing::{Delay, Transits};
 
@@ -94,83 +94,47 @@ fn direction_from_a(a: &Capture, b: &Capture, pair: &FlowPair) -> Option<usize> 
     Some(if zero >= one { 0 } else { 1 })
 }
 
+/// A connection seen at both points, and which of A's directions runs from A to B.
+struct Oriented<'a> {
+    pair: &'a FlowPair,
+    from_a: usize,
+}
+
+/// Index of the way from A to B, and of the way back, in per-way arrays.
+const A_TO_B: usize = 0;
+const B_TO_A: usize = 1;
+
+impl Oriented<'_> {
+    /// Each way with the A direction that runs it.
+    fn ways(&self) -> [(usize, usize); 2] {
+        [(A_TO_B, self.from_a), (B_TO_A, 1 - self.from_a)]
+    }
+}
+
 pub fn compare_captures(a: &Capture, b: &Capture) -> Comparison {
     let pairs = pairing::pair(a, b);
-    let oriented: Vec<(&FlowPair, usize)> = pairs
+    let oriented: Vec<Oriented> = pairs
         .iter()
-        .filter_map(|pair| Some((pair, direction_from_a(a, b, pair)?)))
+        .filter_map(|pair| {
+            let from_a = direction_from_a(a, b, pair)?;
+            Some(Oriented { pair, from_a })
+        })
         .collect();
-    let mut transits = Transits::default();
-    let mut hops: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
-    let mut nearer: [BTreeMap<IpAddr, usize>; 2] = [BTreeMap::new(), BTreeMap::new()];
-    for &(pair, forth) in &oriented {
-        for (way, direction) in [(0, forth), (1, 1 - forth)] {
-            for &(ia, ib) in &pair.matched[direction] {
-                let (pa, pb) = (&a.packets[ia], &b.packets[ib]);
-                let (transit, ttl_drop) = if way == 0 {
-                    (
-                        pb.timestamp_ns - pa.timestamp_ns,
-                        pa.ttl.wrapping_sub(pb.ttl),
-                    )
-                } else {
-                    (
-                        pa.timestamp_ns - pb.timestamp_ns,
-                        pb.ttl.wrapping_sub(pa.ttl),
-                    )
-                };
-                let samples = if way == 0 {
-                    &mut transits.a_to_b
-                } else {
-                    &mut transits.b_to_a
-                };
-                samples.push(transit);
-                hops[way].push(ttl_drop);
-            }
-        }
-        let (first_a, first_b) = (&a.flows[pair.a], &b.flows[pair.b]);
-        let sender_a = if forth == 0 {
-            first_a.client
-        } else {
-            first_a.server
-        };
-        let b_forth = pair.b_direction(1 - forth);
-        let sender_b = if b_forth == 0 {
-            first_b.client
-        } else {
-            first_b.server
-        };
-        *nearer[0].entry(sender_a.ip).or_default() += 1;
-        *nearer[1].entry(sender_b.ip).or_default() += 1;
-    }
+    let (transits, ttl_drops) = transits(a, b, &oriented);
     let clock_offset_ns = transits.clock_offset_ns();
-    let (delay_a_to_b, delay_b_to_a) = transits.delays();
-    let both_recording = both_recording(a, b, clock_offset_ns, &transits);
-    let mut losses = [Losses::default(), Losses::default()];
-    for &(pair, forth) in &oriented {
-        for (way, direction) in [(0, forth), (1, 1 - forth)] {
-            let one_way = Direction {
-                a,
-                b,
-                pair,
-                direction,
-                a_is_upstream: way == 0,
-                clock_offset_ns,
-                both_recording: both_recording.clone(),
-            };
-            losses[way].add(&one_way.losses());
-        }
-    }
-    let [hops_a_to_b, hops_b_to_a] = hops.map(|mut drops| median(&mut drops));
-    let [losses_a_to_b, losses_b_to_a] = losses;
+    let delays = transits.delays();
+    let span = both_recording(a, b, clock_offset_ns, &transits);
+    let [losses_a_to_b, losses_b_to_a] = losses(a, b, &oriented, clock_offset_ns, span);
+    let [hops_a_to_b, hops_b_to_a] = ttl_drops.map(|mut drops| median(&mut drops));
     let a_to_b = Way {
         packets_matched: transits.a_to_b.len(),
-        delay: delay_a_to_b,
+        delay: delays.0,
         hops: hops_a_to_b,
         losses: losses_a_to_b,
     };
     let b_to_a = Way {
         packets_matched: transits.b_to_a.len(),
-        delay: delay_b_to_a,
+        delay: delays.1,
         hops: hops_b_to_a,
         losses: losses_b_to_a,
     };
@@ -178,7 +142,7 @@ pub fn compare_captures(a: &Capture, b: &Capture) -> Comparison {
     let same_segment = !oriented.is_empty()
         && source_macs_agree != Some(false)
         && [&a_to_b, &b_to_a].iter().all(|way| on_one_segment(way));
-    let [nearer_a, nearer_b] = nearer.map(most_frequent_first);
+    let [nearer_a, nearer_b] = hosts_nearer(a, b, &oriented);
     Comparison {
         a: point(a),
         b: point(b),
@@ -196,6 +160,75 @@ pub fn compare_captures(a: &Capture, b: &Capture) -> Comparison {
         source_macs_agree,
         same_segment,
     }
+}
+
+/// Each matched packet's time from one point to the other, and its TTL
+/// drop, sorted by the way it went.
+fn transits(a: &Capture, b: &Capture, oriented: &[Oriented]) -> (Transits, [Vec<u8>; 2]) {
+    let mut transits = Transits::default();
+    let mut ttl_drops: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    for connection in oriented {
+        for (way, direction) in connection.ways() {
+            for &(ia, ib) in &connection.pair.matched[direction] {
+                let (at_a, at_b) = (&a.packets[ia], &b.packets[ib]);
+                if way == A_TO_B {
+                    transits.a_to_b.push(at_b.timestamp_ns - at_a.timestamp_ns);
+                    ttl_drops[way].push(at_a.ttl.wrapping_sub(at_b.ttl));
+                } else {
+                    transits.b_to_a.push(at_a.timestamp_ns - at_b.timestamp_ns);
+                    ttl_drops[way].push(at_b.ttl.wrapping_sub(at_a.ttl));
+                }
+            }
+        }
+    }
+    (transits, ttl_drops)
+}
+
+/// Where the packets going each way were lost or missed, summed over the connections.
+fn losses(
+    a: &Capture,
+    b: &Capture,
+    oriented: &[Oriented],
+    clock_offset_ns: i64,
+    both_recording: Option<std::ops::RangeInclusive<i64>>,
+) -> [Losses; 2] {
+    let mut losses = [Losses::default(), Losses::default()];
+    for connection in oriented {
+        for (way, direction) in connection.ways() {
+            let one_way = Direction {
+                a,
+                b,
+                pair: connection.pair,
+                direction,
+                a_is_upstream: way == A_TO_B,
+                clock_offset_ns,
+                both_recording: both_recording.clone(),
+            };
+            losses[way].add(&one_way.losses());
+        }
+    }
+    losses
+}
+
+/// The hosts whose packets pass A first (as A sees their addresses), and
+/// those whose packets pass B first (as B sees them), the most frequent first.
+fn hosts_nearer(a: &Capture, b: &Capture, oriented: &[Oriented]) -> [Vec<IpAddr>; 2] {
+    let mut nearer: [BTreeMap<IpAddr, usize>; 2] = [BTreeMap::new(), BTreeMap::new()];
+    for connection in oriented {
+        let pair = connection.pair;
+        let sender = |flow: &Flow, direction: usize| {
+            if direction == 0 {
+                flow.client.ip
+            } else {
+                flow.server.ip
+            }
+        };
+        let near_a = sender(&a.flows[pair.a], connection.from_a);
+        let near_b = sender(&b.flows[pair.b], pair.b_direction(1 - connection.from_a));
+        *nearer[A_TO_B].entry(near_a).or_default() += 1;
+        *nearer[B_TO_A].entry(near_b).or_default() += 1;
+    }
+    nearer.map(most_frequent_first)
 }
 
 fn point(capture: &Capture) -> Point {

@@ -13,9 +13,9 @@ impl fmt::Display for Comparison {
         write_point(f, "B", &self.b)?;
         writeln!(
             f,
-            "{} packets matched in {} connections seen at both points{}",
-            self.packets_matched,
-            self.connections_in_both,
+            "{} matched in {} seen at both points{}",
+            counted(self.packets_matched, "packet"),
+            counted(self.connections_in_both, "connection"),
             match self.connections_rewritten {
                 0 => String::new(),
                 n => format!(" ({n} rewritten between them: NAT or sequence randomisation)"),
@@ -51,8 +51,11 @@ impl fmt::Display for Comparison {
 fn write_point(f: &mut fmt::Formatter<'_>, name: &str, point: &Point) -> fmt::Result {
     writeln!(
         f,
-        "{name}: {} ({} frames, {} TCP packets, {} connections)",
-        point.path, point.frames, point.tcp_packets, point.connections
+        "{name}: {} ({}, {}, {})",
+        point.path,
+        counted(point.frames as usize, "frame"),
+        counted(point.tcp_packets, "TCP packet"),
+        counted(point.connections, "connection")
     )
 }
 
@@ -62,7 +65,11 @@ fn write_way(
     way: &Way,
     (from, to): (&str, &str),
 ) -> fmt::Result {
-    writeln!(f, "\n{title}: {} packets matched", way.packets_matched)?;
+    writeln!(
+        f,
+        "\n{title}: {} matched",
+        counted(way.packets_matched, "packet")
+    )?;
     if let Some(delay) = &way.delay {
         writeln!(
             f,
@@ -106,11 +113,11 @@ impl fmt::Display for Diff {
         for (name, run) in [("before", &self.before), ("after", &self.after)] {
             writeln!(
                 f,
-                "{name}: {} ({} connections, {} transactions, {} retransmissions, {:.0} kB/s)",
+                "{name}: {} ({}, {}, {}, {:.0} kB/s)",
                 run.path,
-                run.connections,
-                run.transactions,
-                run.retransmissions,
+                counted(run.connections, "connection"),
+                counted(run.transactions, "transaction"),
+                counted(run.retransmissions as usize, "retransmission"),
                 run.throughput_bytes_per_s / 1e3
             )?;
         }
@@ -166,4 +173,13 @@ fn write_type_change(f: &mut fmt::Formatter<'_>, change: &TypeChange) -> fmt::Re
         side(&change.before),
         side(&change.after)
     )
+}
+
+/// "1 connection", "3 connections".
+fn counted(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
 }
