@@ -44,8 +44,62 @@ impl fmt::Display for Comparison {
             )?;
         }
         write_way(f, "A to B", &self.a_to_b, ("A", "B"))?;
-        write_way(f, "B to A", &self.b_to_a, ("B", "A"))
+        write_way(f, "B to A", &self.b_to_a, ("B", "A"))?;
+        writeln!(f, "\nIn short:")?;
+        let sentences: Vec<String> = [(&self.a_to_b, ("A", "B")), (&self.b_to_a, ("B", "A"))]
+            .into_iter()
+            .flat_map(|(way, points)| where_packets_went_missing(way, points))
+            .collect();
+        if sentences.is_empty() {
+            writeln!(f, "  no packet was lost or missed between the points")?;
+        }
+        for sentence in sentences {
+            writeln!(f, "  {sentence}")?;
+        }
+        Ok(())
     }
+}
+
+/// One sentence for each place where packets going from `from` to `to` were lost or missed.
+fn where_packets_went_missing(way: &Way, (from, to): (&str, &str)) -> Vec<String> {
+    let losses = &way.losses;
+    let segments = |count: u64| counted(count as usize, "segment");
+    let packets = |count: u64| counted(count as usize, "packet");
+    let mut sentences = Vec::new();
+    if losses.before_upstream > 0 {
+        sentences.push(format!(
+            "{} on their way from {from} to {to} were lost before {from} \
+             (between the sender and {from}): neither point saw their first copy",
+            segments(losses.before_upstream)
+        ));
+    }
+    if losses.between_points > 0 {
+        sentences.push(format!(
+            "{} on their way from {from} to {to} were lost between {from} and {to}",
+            segments(losses.between_points)
+        ));
+    }
+    if losses.after_downstream > 0 {
+        sentences.push(format!(
+            "{} on their way from {from} to {to} were lost after {to} \
+             (between {to} and the receiver), or resent needlessly",
+            segments(losses.after_downstream)
+        ));
+    }
+    if losses.missed_by_downstream_capture > 0 {
+        sentences.push(format!(
+            "{to}'s capture missed {} the receiver acknowledged: \
+             the capture dropped them, not the network",
+            packets(losses.missed_by_downstream_capture)
+        ));
+    }
+    if losses.missed_by_upstream_capture > 0 {
+        sentences.push(format!(
+            "{from}'s capture missed {} that passed it on their way to {to}",
+            packets(losses.missed_by_upstream_capture)
+        ));
+    }
+    sentences
 }
 
 fn write_point(f: &mut fmt::Formatter<'_>, name: &str, point: &Point) -> fmt::Result {

@@ -86,6 +86,10 @@ fn compare_places_the_loss_between_the_taps() {
     ]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("35 between A and B"), "{text}");
+    assert!(
+        text.contains("35 segments on their way from A to B were lost between A and B"),
+        "{text}"
+    );
 }
 
 #[test]
