@@ -45,7 +45,9 @@ impl FlowPair {
 enum Identity {
     /// IPv4: the sender's IP ID with the length and flags.
     Id { ip_id: u16, len: u32, flags: u8 },
-    /// IPv6 has no IP ID: the numbers themselves, assumed not rewritten.
+    /// IPv6 has no IP ID, and stacks that send every packet with IP ID 0
+    /// give none that tells packets apart: the numbers themselves, assumed
+    /// not rewritten.
     Numbers {
         seq: u32,
         ack: u32,
@@ -57,7 +59,7 @@ enum Identity {
 impl Identity {
     fn of(packet: &Packet) -> Self {
         let (len, flags) = (packet.payload_len, packet.flags.0);
-        match packet.ip_id {
+        match packet.ip_id.filter(|&ip_id| ip_id != 0) {
             Some(ip_id) => Identity::Id { ip_id, len, flags },
             None => Identity::Numbers {
                 seq: packet.seq,

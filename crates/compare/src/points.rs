@@ -80,7 +80,7 @@ pub fn compare(a_path: &str, b_path: &str) -> Result<Comparison, CaptureError> {
 }
 
 /// A flow pair's direction that runs from A to B, by the median time its
-/// packets took; None when a direction has no matched packets.
+/// packets took; None when no packet of it was matched.
 fn direction_from_a(a: &Capture, b: &Capture, pair: &FlowPair) -> Option<usize> {
     let median_transit = |direction: usize| {
         let mut transits: Vec<i64> = pair.matched[direction]
@@ -90,8 +90,13 @@ fn direction_from_a(a: &Capture, b: &Capture, pair: &FlowPair) -> Option<usize> 
         transits.sort_unstable();
         transits.get(transits.len() / 2).copied()
     };
-    let (zero, one) = (median_transit(0)?, median_transit(1)?);
-    Some(if zero >= one { 0 } else { 1 })
+    match (median_transit(0), median_transit(1)) {
+        (Some(zero), Some(one)) => Some(if zero >= one { 0 } else { 1 }),
+        // One direction alone: as if the clocks agreed.
+        (Some(zero), None) => Some(if zero >= 0 { 0 } else { 1 }),
+        (None, Some(one)) => Some(if one >= 0 { 1 } else { 0 }),
+        (None, None) => None,
+    }
 }
 
 /// A connection seen at both points, and which of A's directions runs from A to B.
