@@ -193,7 +193,8 @@ impl Analysis {
         }
         if self.counts.copies > 0 {
             notes.push(format!(
-                "{} frames were captured at more than one point and were analysed once",
+                "{} frames were captured at more than one point and were analysed once \
+                 (`tcpwhy compare A B` tells the delay and loss between two points)",
                 self.counts.copies
             ));
         }
