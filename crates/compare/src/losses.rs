@@ -93,19 +93,26 @@ impl Direction<'_> {
             ..Losses::default()
         };
         for (transmission, was_resent) in transmissions.iter().zip(resent) {
-            let recording = self
-                .both_recording
-                .as_ref()
-                .is_some_and(|span| span.contains(&transmission.time_ns));
+            let time = transmission.time_ns;
+            let span = self.both_recording.as_ref();
+            // A resend seen later proves the capture still recording; any
+            // other packet must have had time to arrive before it stopped.
+            let recording = if was_resent {
+                span.is_some_and(|span| time >= *span.start())
+            } else {
+                span.is_some_and(|span| span.contains(&time))
+            };
             match (transmission.upstream, transmission.downstream, was_resent) {
                 (true, true, true) => losses.after_downstream += 1,
+                // Missing from a capture that was not recording then says nothing.
+                _ if !recording => {}
                 (true, false, true) => losses.between_points += 1,
                 (false, true, true) => {
                     losses.missed_by_upstream_capture += 1;
                     losses.after_downstream += 1;
                 }
-                (false, true, false) if recording => losses.missed_by_upstream_capture += 1,
-                (true, false, false) if recording => {
+                (false, true, false) => losses.missed_by_upstream_capture += 1,
+                (true, false, false) => {
                     let reached = transmission.carries_data
                         && acknowledged.is_some_and(|ack| !seq_before(ack, transmission.end));
                     if reached {

@@ -128,7 +128,7 @@ pub fn compare_captures(a: &Capture, b: &Capture) -> Comparison {
     let (transits, ttl_drops) = transits(a, b, &oriented);
     let clock_offset_ns = transits.clock_offset_ns();
     let delays = transits.delays();
-    let span = both_recording(a, b, clock_offset_ns, &transits);
+    let span = both_recording(a, b, clock_offset_ns, &delays);
     let [losses_a_to_b, losses_b_to_a] = losses(a, b, &oriented, clock_offset_ns, span);
     let [hops_a_to_b, hops_b_to_a] = ttl_drops.map(|mut drops| median(&mut drops));
     let a_to_b = Way {
@@ -245,26 +245,24 @@ fn point(capture: &Capture) -> Point {
     }
 }
 
-/// The span on A's clock both captures recorded, narrowed at each end by
-/// the longest transit, so that a packet on its way at either end is not
-/// taken for one missing.
+/// The span on A's clock in which a packet seen at one point should have
+/// been seen at the other: from when both captures hold packets, to the end
+/// of the shorter less the longest delay between the points, so that a
+/// packet still on its way when a capture stopped is not taken for one missing.
 fn both_recording(
     a: &Capture,
     b: &Capture,
     offset_ns: i64,
-    transits: &Transits,
+    delays: &(Option<Delay>, Option<Delay>),
 ) -> Option<std::ops::RangeInclusive<i64>> {
-    let longest = transits
-        .a_to_b
-        .iter()
-        .chain(&transits.b_to_a)
-        .map(|t| t.abs())
-        .max()
-        .unwrap_or(0);
-    let margin = longest.saturating_add(offset_ns.abs());
+    let longest_ms = [&delays.0, &delays.1]
+        .into_iter()
+        .flatten()
+        .map(|delay| delay.max_ms)
+        .fold(0.0, f64::max);
     let start = a.first_ns().max(b.first_ns().map(|t| t - offset_ns));
     let end = a.last_ns().min(b.last_ns().map(|t| t - offset_ns));
-    Some(start?.saturating_add(margin)..=end?.saturating_sub(margin))
+    Some(start?..=end?.saturating_sub((longest_ms * 1e6) as i64))
 }
 
 fn source_macs_agree(a: &Capture, b: &Capture, pairs: &[FlowPair]) -> Option<bool> {
