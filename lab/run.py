@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,7 @@ import time
 import traceback
 
 import measure
+import pcapfile
 from hosts import BACK_IP, CLIENT_IP, SERVER_IP, Names, hosts, in_ns, recording, running
 from wire import DropRule
 
@@ -458,11 +460,56 @@ def healthy(lab):
                  f"{slowest:.1f} ms")
 
 
+def nagle_fixed(lab):
+    """nagle_delayed_ack's workload with TCP_NODELAY on the client: the
+    "after" of a before/after pair whose "before" is nagle_delayed_ack."""
+    setup = Setup(server=["rr-server", "--request-size", "300", "--chunks", "100"],
+                  client=["rr-client", "--pieces", "100,200", "--chunks", "100",
+                          "--requests", "20", "--nodelay", "1"])
+    path = lab.record("nagle_fixed", setup)["client"]
+    stalls = measure.request_stalls_ms(measure.packets(path), CLIENT_IP)
+    require(not stalls, f"{len(stalls)} stalls with TCP_NODELAY")
+    lab.manifest("nagle_fixed", [], setup, path, "client",
+                 {"before": "nagle_delayed_ack.pcap", "stalls": 0, "exchanges": 20},
+                 "no exchange stalled with TCP_NODELAY (before it: nagle_delayed_ack)")
+
+
+def taps_mislabelled(lab):
+    """Two captures that pass for two points but are both of the server's
+    segment: one on its TAP, one on every interface of the server."""
+    setup = Setup(server=["rr-server", "--chunks", "2000", "--nodelay", "1"],
+                  client=["rr-client", "--chunks", "2000", "--requests", "20", "--nodelay", "1"],
+                  points=("server", "server-any"))
+    paths = lab.record("taps_mislabelled", setup)
+    counts = [len(measure.packets(path)) for path in paths.values()]
+    require(counts[0] == counts[1], f"the two captures hold {counts} packets")
+    lab.manifest("taps_mislabelled", [], setup, paths["server"], "server",
+                 {"same_segment": True, "other_capture": final_name(paths["server-any"]),
+                  "packets": counts[0]},
+                 f"{counts[0]} packets in each capture, both taken on the server")
+
+
+def drops_at_tap(lab):
+    """An upload captured at both ends of a clean wire; the server's tap then
+    loses data frames, as a capture does when it cannot keep up (the lab
+    removes them afterwards: the receiver still acknowledged them)."""
+    setup = Setup(server=["sink"], client=["upload", "--bytes", "1000000"], port=5001,
+                  delay_ms=2.0, rate_mbit=50, points=("client", "server"))
+    paths = lab.record("drops_at_tap", setup)
+    resent = measure.retransmitted(measure.packets(paths["client"]), CLIENT_IP)
+    require(not resent, f"{len(resent)} segments resent on a clean wire")
+    removed = pcapfile.remove_data_frames(paths["server"], random.Random(11), fraction=0.02)
+    lab.manifest("drops_at_tap", ["capture_drops"], setup, paths["server"], "server",
+                 {"missed_by_server_capture": removed, "lost_in_path": 0,
+                  "other_capture": final_name(paths["client"]), "delay_ms": setup.delay_ms},
+                 f"the server's tap missed {removed} data frames; the wire lost none")
+
+
 SCENARIOS = {f.__name__: f for f in (
     delayed_ack, nagle_delayed_ack, receive_window_limit, zero_window, loss_bursts_downstream,
     loss_upstream, syn_drops, server_think_time, small_writes, periodic_stalls,
     chatty_high_rtt, link_rate_limit, odd_segments_delayed_ack, port_reuse, pool_queueing,
-    app_failures, healthy)}
+    app_failures, healthy, nagle_fixed, taps_mislabelled, drops_at_tap)}
 
 
 def parse_arguments():

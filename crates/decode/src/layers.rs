@@ -60,6 +60,7 @@ pub fn decode(frame: &Frame) -> Result<Segment, Skip> {
     segment.frame = frame.number;
     segment.timestamp_ns = frame.timestamp_ns;
     segment.wire_len = frame.original_len;
+    segment.source = frame.source;
     Ok(segment)
 }
 
@@ -287,6 +288,7 @@ fn tcp(transport: &Transport) -> Result<Segment, Skip> {
     };
     Ok(Segment {
         frame: 0,
+        source: 0,
         timestamp_ns: 0,
         wire_len: 0,
         src: Endpoint {

@@ -112,6 +112,8 @@ pub struct Options {
 pub struct Segment {
     /// Frame number in the (merged) capture, as Wireshark numbers it.
     pub frame: u64,
+    /// Index of the input file the frame came from: which capture point saw it.
+    pub source: usize,
     pub timestamp_ns: i64,
     /// Length of the frame on the wire.
     pub wire_len: u32,

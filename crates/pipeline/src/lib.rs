@@ -5,9 +5,12 @@
 //! them wires the stages again. The stages run on both cores: one thread reads
 //! and decodes frames into batches of segments; the other tracks connections
 //! and maps a mapped file's pages ahead of the reader (see
-//! [`capture::MapAhead`]). Output (tables, JSON, HTML) is not done here.
-//! A [`Selection`] narrows what the stages after the tracker see.
+//! [`capture::MapAhead`]). Several files are merged by time, and a packet
+//! that two of them captured is analysed once (see [`copies`]). Output
+//! (tables, JSON, HTML) is not done here. A [`Selection`] narrows what the
+//! stages after the tracker see.
 
+mod copies;
 mod select;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +19,7 @@ use std::thread;
 use std::time::Duration;
 
 use capture::{CaptureError, Frame, MergedReader};
+use copies::CopyFilter;
 use decode::{NonTcp, Segment, Skip};
 use diagnose::{Evidence, Finding, Inputs};
 use rustc_hash::FxHashSet;
@@ -195,6 +199,13 @@ impl Analysis {
                 clock.out_of_range
             ));
         }
+        if self.counts.copies > 0 {
+            notes.push(format!(
+                "{} frames were captured at more than one point and were analysed once \
+                 (`tcpwhy compare A B` tells the delay and loss between two points)",
+                self.counts.copies
+            ));
+        }
         if self.counts.tcp_segments == 0 && self.counts.frames > 0 {
             let frames = match self.counts.frames {
                 1 => "the only frame held no".to_string(),
@@ -216,6 +227,8 @@ pub struct Counts {
     pub tcp_segments: u64,
     /// The TCP segments the selection kept: all of them without one.
     pub selected_segments: u64,
+    /// Frames that another input file had already captured, left out of the analysis.
+    pub copies: u64,
     pub skipped: SkipCounts,
     pub clock: Clock,
     /// The frames without TCP, by what they carried.
@@ -298,6 +311,8 @@ struct Batch {
     decoded: Vec<Decoded>,
     /// Payload starts that may name a transaction (HTTP, TLS), copied out of the frames.
     payloads: Vec<u8>,
+    /// Frames left out as copies of packets another file captured.
+    copies: u64,
     /// The reader's offset after the batch's last frame.
     read_up_to: u64,
 }
@@ -319,12 +334,20 @@ impl Batch {
         Batch {
             decoded: Vec::with_capacity(BATCH),
             payloads: Vec::new(),
+            copies: 0,
             read_up_to: 0,
         }
     }
 
-    fn push(&mut self, frame: &Frame) {
+    /// Decodes `frame` into the batch, unless `copies` knows its packet from another file.
+    fn push(&mut self, frame: &Frame, copies: Option<&mut CopyFilter>) {
         let segment = decode::decode(frame);
+        if let (Ok(segment), Some(copies)) = (&segment, copies) {
+            if copies.is_copy(segment) {
+                self.copies += 1;
+                return;
+            }
+        }
         let start = self.payloads.len();
         if let Ok(segment) = &segment {
             let payload = segment.payload(frame.data);
@@ -339,6 +362,7 @@ impl Batch {
     fn clear(&mut self) {
         self.decoded.clear();
         self.payloads.clear();
+        self.copies = 0;
     }
 }
 
@@ -385,14 +409,18 @@ pub fn analyze_observed(
     // Emptied batches go back to the reader, which then allocates none.
     let (recycler, recycled) = mpsc::channel::<Batch>();
     let reader_filling = filling.clone();
-    let reading = thread::spawn(move || read(reader, sender, recycled, progress, reader_filling));
+    let copies = (paths.len() > 1).then(CopyFilter::default);
+    let reading =
+        thread::spawn(move || read(reader, copies, sender, recycled, progress, reader_filling));
     let mut analyzer = Analyzer::new(stages);
     let mut frames = 0;
+    let mut copies_left_out = 0;
     let mut analyze_batch = |mut batch: Batch| {
         if let Some(map_ahead) = &mut map_ahead {
             map_ahead.advance(batch.read_up_to);
         }
-        frames += batch.decoded.len() as u64;
+        frames += batch.decoded.len() as u64 + batch.copies;
+        copies_left_out += batch.copies;
         for decoded in &batch.decoded {
             match &decoded.segment {
                 Ok(segment) => {
@@ -429,6 +457,7 @@ pub fn analyze_observed(
         reading.join().expect("reader thread panicked")
     };
     let mut analysis = analyzer.finish(frames, error);
+    analysis.counts.copies = copies_left_out;
     analysis.interrupted = interrupted;
     Ok(analysis)
 }
@@ -754,11 +783,13 @@ fn headers_of(frame: Frame) -> Frame {
     }
 }
 
-/// Reads and decodes frames into batches; returns the error that stopped it.
-/// With `filling`, the batch being filled is shared, so the tracking thread
-/// can take it when the input pauses.
+/// Reads and decodes frames into batches, leaving out copies when given a
+/// [`CopyFilter`]; returns the error that stopped it. With `filling`, the
+/// batch being filled is shared, so the tracking thread can take it when the
+/// input pauses.
 fn read(
     mut reader: MergedReader,
+    mut copies: Option<CopyFilter>,
     sender: mpsc::SyncSender<Batch>,
     recycled: mpsc::Receiver<Batch>,
     mut progress: impl ReadProgress,
@@ -773,7 +804,7 @@ fn read(
         };
         let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
         let batch = shared.as_deref_mut().unwrap_or(&mut own);
-        batch.push(&frame);
+        batch.push(&frame, copies.as_mut());
         if batch.decoded.len() == BATCH {
             batch.read_up_to = reader.bytes_read();
             progress.update(batch.read_up_to);

@@ -14,6 +14,7 @@ use crate::connection;
 use crate::html;
 use crate::output::{self, connection::OneConnection, text, Format, Style};
 use crate::progress::Progress;
+use crate::two_captures::{self, CompareArgs, DiffArgs};
 use crate::units;
 use pipeline::{self, Analysis, Instant, Network, Selection, Stages};
 
@@ -28,6 +29,8 @@ Examples:
   tcpwhy timeline trace.pcap --tick 100ms --between +10s +70s
   tcpdump -i eth0 -w - | tcpwhy events - --format csv
   tcpwhy report trace.pcap -o report.html  one HTML file to open offline or send on
+  tcpwhy compare client-side.pcap server-side.pcap   delay and loss between two points
+  tcpwhy diff before.pcap after.pcap      what a change did to findings and response times
   tcpwhy diagnose trace.pcap --fail-on warning   exit 1 on a warning or worse
 
 Selection: --host, --port, --net and --connection may each be repeated (any
@@ -131,6 +134,13 @@ enum Command {
     /// One self-contained HTML file: findings, interactive charts, connection
     /// and transaction tables, and packet detail of the connections that matter.
     Report(ReportArgs),
+    /// The same traffic captured at two points: packets matched across the
+    /// captures, clock offset, delay and loss between the points, packets
+    /// either capture dropped, and which point is nearer which host.
+    Compare(CompareArgs),
+    /// The same workload before and after a change: findings gone, new or
+    /// changed in cost, and response time per transaction type.
+    Diff(DiffArgs),
 }
 
 #[derive(Args)]
@@ -281,6 +291,8 @@ pub fn run() -> ExitCode {
             tabulate(&cli.global, &args.input, stages, output::timeline)
         }
         Command::Report(args) => html_report(&cli.global, args),
+        Command::Compare(args) => two_captures::compare(args, cli.global.style().format),
+        Command::Diff(args) => two_captures::diff(args, cli.global.style().format),
     };
     match outcome {
         Ok(code) => code,

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 /// Subcommand names; anything else in their place is a file to diagnose.
-pub const COMMANDS: [&str; 8] = [
+pub const COMMANDS: [&str; 10] = [
     "diagnose",
     "connections",
     "connection",
@@ -14,6 +14,8 @@ pub const COMMANDS: [&str; 8] = [
     "transactions",
     "timeline",
     "report",
+    "compare",
+    "diff",
     "help",
 ];
 

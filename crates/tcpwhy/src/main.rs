@@ -11,6 +11,7 @@ mod html;
 mod output;
 mod progress;
 mod signals;
+mod two_captures;
 mod units;
 
 use std::process::ExitCode;

@@ -24,15 +24,17 @@ const CLIENT: &str = "10.77.0.1";
 const SERVER: &str = "10.77.0.2";
 
 /// The scenarios `lab/run.py` makes; each has a test below.
-const SCENARIOS: [&str; 17] = [
+const SCENARIOS: [&str; 20] = [
     "app_failures",
     "chatty_high_rtt",
     "delayed_ack",
+    "drops_at_tap",
     "healthy",
     "link_rate_limit",
     "loss_bursts_downstream",
     "loss_upstream",
     "nagle_delayed_ack",
+    "nagle_fixed",
     "odd_segments_delayed_ack",
     "periodic_stalls",
     "pool_queueing",
@@ -41,6 +43,7 @@ const SCENARIOS: [&str; 17] = [
     "server_think_time",
     "small_writes",
     "syn_drops",
+    "taps_mislabelled",
     "zero_window",
 ];
 
@@ -419,6 +422,51 @@ fn nagle_holds_the_second_piece_of_each_request_until_the_delayed_ack() {
     assert_eq!(lab.manifest["expect"]["stalled_side"], CLIENT);
     let stalled = check_delayed_ack_stalls(&lab, CLIENT);
     assert!(stalled as f64 >= lab.expect("exchanges") * 0.8);
+}
+
+#[test]
+fn with_nodelay_no_request_waits_for_an_ack() {
+    let lab = Lab::load("nagle_fixed");
+    assert_eq!(lab.manifest["expect"]["before"], "nagle_delayed_ack.pcap");
+    assert_eq!(stalls(&lab, CLIENT).len() as f64, lab.expect("stalls"));
+    let requests = lab.data_from(CLIENT).len() as f64;
+    assert_eq!(
+        requests,
+        lab.expect("exchanges") * 2.0,
+        "two pieces a request"
+    );
+}
+
+/// The packets of the capture a manifest names as its other one.
+fn other_capture(lab: &Lab) -> Vec<Packet> {
+    tshark(&captures_dir().join(lab.manifest["expect"]["other_capture"].as_str().unwrap()))
+}
+
+#[test]
+fn mislabelled_taps_hold_the_same_packets() {
+    let lab = Lab::load("taps_mislabelled");
+    let other = other_capture(&lab);
+    assert_eq!(lab.packets.len() as f64, lab.expect("packets"));
+    let numbers = |packets: &[Packet]| -> Vec<(String, u64, u64, u64)> {
+        packets
+            .iter()
+            .map(|p| (p.src.clone(), p.seq, p.ack, p.len))
+            .collect()
+    };
+    assert_eq!(numbers(&other), numbers(&lab.packets));
+}
+
+#[test]
+fn the_dropping_tap_misses_data_the_sender_never_resent() {
+    let lab = Lab::load("drops_at_tap");
+    let sender_side = other_capture(&lab);
+    assert!(sender_side.iter().all(|p| !p.retransmission));
+    let sent = sender_side
+        .iter()
+        .filter(|p| p.src == CLIENT && p.len > 0)
+        .count();
+    let seen = lab.data_from(CLIENT).len();
+    assert_eq!((sent - seen) as f64, lab.expect("missed_by_server_capture"));
 }
 
 #[test]

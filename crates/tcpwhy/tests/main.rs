@@ -18,6 +18,7 @@ mod robustness;
 mod timeline_on_lab;
 mod transactions_on_lab;
 mod transactions_on_ppa;
+mod two_captures_cli;
 mod usage;
 mod wireshark_agreement;
 

@@ -1,0 +1,239 @@
+//! The comparisons as text for a terminal.
+
+use std::fmt;
+
+use transactions::Durations;
+
+use crate::diff::{Change, Diff, FindingChange, FoundOnce, TypeChange};
+use crate::points::{Comparison, Point, Way};
+
+impl fmt::Display for Comparison {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_point(f, "A", &self.a)?;
+        write_point(f, "B", &self.b)?;
+        writeln!(
+            f,
+            "{} matched in {} seen at both points{}",
+            counted(self.packets_matched, "packet"),
+            counted(self.connections_in_both, "connection"),
+            match self.connections_rewritten {
+                0 => String::new(),
+                n => format!(" ({n} rewritten between them: NAT or sequence randomisation)"),
+            }
+        )?;
+        if self.packets_matched == 0 {
+            return writeln!(f, "The two captures hold no packet in common.");
+        }
+        writeln!(
+            f,
+            "clock offset (B minus A): {:+.3} ms",
+            self.clock_offset_ms
+        )?;
+        if self.same_segment {
+            writeln!(
+                f,
+                "A and B saw the same packets at the same time with the same TTLs: \
+                 they were captured on one segment, not at two points of the path."
+            )?;
+        } else {
+            writeln!(
+                f,
+                "A is nearer {}; B is nearer {}",
+                hosts(&self.nearer_a),
+                hosts(&self.nearer_b)
+            )?;
+        }
+        write_way(f, "A to B", &self.a_to_b, ("A", "B"))?;
+        write_way(f, "B to A", &self.b_to_a, ("B", "A"))?;
+        writeln!(f, "\nIn short:")?;
+        let sentences: Vec<String> = [(&self.a_to_b, ("A", "B")), (&self.b_to_a, ("B", "A"))]
+            .into_iter()
+            .flat_map(|(way, points)| where_packets_went_missing(way, points))
+            .collect();
+        if sentences.is_empty() {
+            writeln!(f, "  no packet was lost or missed between the points")?;
+        }
+        for sentence in sentences {
+            writeln!(f, "  {sentence}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One sentence for each place where packets going from `from` to `to` were lost or missed.
+fn where_packets_went_missing(way: &Way, (from, to): (&str, &str)) -> Vec<String> {
+    let losses = &way.losses;
+    let segments = |count: u64| counted(count as usize, "segment");
+    let packets = |count: u64| counted(count as usize, "packet");
+    let mut sentences = Vec::new();
+    if losses.before_upstream > 0 {
+        sentences.push(format!(
+            "{} on their way from {from} to {to} were lost before {from} \
+             (between the sender and {from}): neither point saw their first copy",
+            segments(losses.before_upstream)
+        ));
+    }
+    if losses.between_points > 0 {
+        sentences.push(format!(
+            "{} on their way from {from} to {to} were lost between {from} and {to}",
+            segments(losses.between_points)
+        ));
+    }
+    if losses.after_downstream > 0 {
+        sentences.push(format!(
+            "{} on their way from {from} to {to} were lost after {to} \
+             (between {to} and the receiver), or resent needlessly",
+            segments(losses.after_downstream)
+        ));
+    }
+    if losses.missed_by_downstream_capture > 0 {
+        sentences.push(format!(
+            "{to}'s capture missed {} the receiver acknowledged: \
+             the capture dropped them, not the network",
+            packets(losses.missed_by_downstream_capture)
+        ));
+    }
+    if losses.missed_by_upstream_capture > 0 {
+        sentences.push(format!(
+            "{from}'s capture missed {} that passed it on their way to {to}",
+            packets(losses.missed_by_upstream_capture)
+        ));
+    }
+    sentences
+}
+
+fn write_point(f: &mut fmt::Formatter<'_>, name: &str, point: &Point) -> fmt::Result {
+    writeln!(
+        f,
+        "{name}: {} ({}, {}, {})",
+        point.path,
+        counted(point.frames as usize, "frame"),
+        counted(point.tcp_packets, "TCP packet"),
+        counted(point.connections, "connection")
+    )
+}
+
+fn write_way(
+    f: &mut fmt::Formatter<'_>,
+    title: &str,
+    way: &Way,
+    (from, to): (&str, &str),
+) -> fmt::Result {
+    writeln!(
+        f,
+        "\n{title}: {} matched",
+        counted(way.packets_matched, "packet")
+    )?;
+    if let Some(delay) = &way.delay {
+        writeln!(
+            f,
+            "  one-way delay: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, max {:.3} ms; \
+             variation (p90 - p10) {:.3} ms",
+            delay.min_ms, delay.p50_ms, delay.p90_ms, delay.max_ms, delay.variation_ms
+        )?;
+    }
+    if let Some(hops) = way.hops {
+        writeln!(f, "  routers between the points (TTL drop): {hops}")?;
+    }
+    let losses = &way.losses;
+    writeln!(
+        f,
+        "  segments lost: {} before {from}, {} between {from} and {to}, {} after {to}",
+        losses.before_upstream, losses.between_points, losses.after_downstream
+    )?;
+    writeln!(
+        f,
+        "  missed by the capture: {} at {from}, {} at {to} (the receiver acknowledged them); \
+         {} seen at {from} only, fate unknown",
+        losses.missed_by_upstream_capture, losses.missed_by_downstream_capture, losses.unexplained
+    )
+}
+
+fn hosts(hosts: &[std::net::IpAddr]) -> String {
+    if hosts.is_empty() {
+        return "no host in particular".into();
+    }
+    let shown: Vec<String> = hosts.iter().take(3).map(ToString::to_string).collect();
+    let more = hosts.len().saturating_sub(3);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
+impl fmt::Display for Diff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (name, run) in [("before", &self.before), ("after", &self.after)] {
+            writeln!(
+                f,
+                "{name}: {} ({}, {}, {}, {:.0} kB/s)",
+                run.path,
+                counted(run.connections, "connection"),
+                counted(run.transactions, "transaction"),
+                counted(run.retransmissions as usize, "retransmission"),
+                run.throughput_bytes_per_s / 1e3
+            )?;
+        }
+        writeln!(f, "\nFindings:")?;
+        if self.findings.is_empty() {
+            writeln!(f, "  none in either run")?;
+        }
+        for finding in &self.findings {
+            write_finding_change(f, finding)?;
+        }
+        writeln!(f, "\nResponse time by transaction type (p50 / p90, ms):")?;
+        for change in &self.transaction_types {
+            write_type_change(f, change)?;
+        }
+        Ok(())
+    }
+}
+
+fn write_finding_change(f: &mut fmt::Formatter<'_>, finding: &FindingChange) -> fmt::Result {
+    let cost = |found: &FoundOnce| format!("{:.1} ms", found.cost_ms);
+    match (finding.change, &finding.before, &finding.after) {
+        (Change::Gone, Some(before), _) => {
+            writeln!(f, "  gone: {} (cost {} before)", before.title, cost(before))
+        }
+        (Change::New, _, Some(after)) => {
+            writeln!(f, "  new: {} (cost {})", after.title, cost(after))
+        }
+        (Change::Still, Some(before), Some(after)) => writeln!(
+            f,
+            "  still: {}: cost {} → {} ({:+.1} ms)",
+            finding.kind,
+            cost(before),
+            cost(after),
+            after.cost_ms - before.cost_ms
+        ),
+        _ => Ok(()),
+    }
+}
+
+fn write_type_change(f: &mut fmt::Formatter<'_>, change: &TypeChange) -> fmt::Result {
+    let side = |durations: &Option<Durations>| match durations {
+        Some(d) => format!("{:>5} × {:>9.2} / {:>9.2}", d.count, d.p50_ms, d.p90_ms),
+        None => format!("{:>29}", "—"),
+    };
+    let moved = match (change.p50_change_ms, change.p90_change_ms) {
+        (Some(p50), Some(p90)) => format!("p50 {p50:+.2}, p90 {p90:+.2}"),
+        _ => String::new(),
+    };
+    writeln!(
+        f,
+        "  {:<40} {}  →  {}   {moved}",
+        change.transaction_type,
+        side(&change.before),
+        side(&change.after)
+    )
+}
+
+/// "1 connection", "3 connections".
+fn counted(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}

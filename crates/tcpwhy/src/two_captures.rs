@@ -1,0 +1,63 @@
+//! `tcpwhy compare` and `tcpwhy diff`: two captures side by side.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::output::Format;
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// The capture taken at the first point.
+    #[arg(value_name = "A")]
+    a: String,
+    /// The capture of the same traffic taken at the second point.
+    #[arg(value_name = "B")]
+    b: String,
+}
+
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The capture taken before the change.
+    #[arg(value_name = "BEFORE")]
+    before: String,
+    /// The capture of the same workload taken after it.
+    #[arg(value_name = "AFTER")]
+    after: String,
+}
+
+pub fn compare(args: &CompareArgs, format: Format) -> io::Result<ExitCode> {
+    write(compare::compare(&args.a, &args.b), format)
+}
+
+pub fn diff(args: &DiffArgs, format: Format) -> io::Result<ExitCode> {
+    write(compare::diff::diff(&args.before, &args.after), format)
+}
+
+/// Writes the result as text or one JSON object; a capture that cannot be
+/// read is a line on stderr naming the file and byte offset, and exit code 2.
+fn write<T: std::fmt::Display + Serialize>(
+    result: Result<T, capture::CaptureError>,
+    format: Format,
+) -> io::Result<ExitCode> {
+    let result = match result {
+        Ok(result) => result,
+        Err(error) => {
+            eprintln!("tcpwhy: {error}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut out = io::stdout().lock();
+    match format {
+        Format::Json => {
+            serde_json::to_writer(&mut out, &result).map_err(io::Error::other)?;
+            writeln!(out)?;
+        }
+        // One result, not rows: CSV has nothing to add to the text.
+        Format::Table | Format::Csv => write!(out, "{result}")?,
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
