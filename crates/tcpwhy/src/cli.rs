@@ -22,6 +22,7 @@ Examples:
   tcpwhy timeline trace.pcap --tick 100ms
   tcpdump -i eth0 -w - | tcpwhy events - --format csv
   tcpwhy report trace.pcap -o report.html  one HTML file to open offline or send on
+  tcpwhy export ring-*.pcap --format parquet -o tables/   one Parquet file per table
   tcpwhy diagnose trace.pcap --fail-on warning   exit 1 on a warning or worse
 
 Exit codes:
@@ -56,6 +57,31 @@ enum Command {
     /// One self-contained HTML file: findings, interactive charts, connection
     /// and transaction tables, and packet detail of the connections that matter.
     Report(ReportArgs),
+    /// Every table (connections, transactions, events, timeline, findings,
+    /// ledger) as one typed Parquet file each, for pandas, DuckDB or Spark.
+    Export(ExportArgs),
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// pcap or pcapng files, plain, .gz or .zst; several are merged by time; - reads stdin.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<String>,
+    #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
+    format: ExportFormat,
+    /// The directory to write the tables into (created if needed).
+    #[arg(long, short, value_name = "DIR")]
+    output: std::path::PathBuf,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+    #[command(flatten)]
+    memory: MemoryArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    Parquet,
 }
 
 #[derive(Args)]
@@ -182,13 +208,14 @@ const EXIT_INTERRUPTED: u8 = 130;
 const OUTPUT_BUFFER: usize = 1 << 16;
 
 /// Subcommand names; anything else first on the line is a file to diagnose.
-const COMMANDS: [&str; 7] = [
+const COMMANDS: [&str; 8] = [
     "diagnose",
     "connections",
     "events",
     "transactions",
     "timeline",
     "report",
+    "export",
     "help",
 ];
 
@@ -227,6 +254,7 @@ pub fn run() -> ExitCode {
         Command::Transactions(input) => transactions(&input),
         Command::Timeline(args) => timeline(&args),
         Command::Report(args) => Ok(html_report(&args)),
+        Command::Export(args) => Ok(export(&args)),
     };
     match outcome {
         Ok(code) => code,
@@ -322,6 +350,22 @@ fn html_report(args: &ReportArgs) -> ExitCode {
         Err(html::Failure::BadInput(error)) => bad_input(&error),
         Err(html::Failure::Output(message)) => {
             eprintln!("tcpwhy: {message}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+fn export(args: &ExportArgs) -> ExitCode {
+    let progress = progress_over(&args.files, args.quiet);
+    let written = match args.format {
+        ExportFormat::Parquet => {
+            crate::export::parquet(&args.files, &args.output, args.memory.bytes, progress)
+        }
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("tcpwhy: {error}");
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }

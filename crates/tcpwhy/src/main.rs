@@ -4,6 +4,7 @@
 //! (capture → decode → tcp) and hands the results to `output`.
 
 mod cli;
+mod export;
 mod html;
 mod output;
 mod progress;
