@@ -43,6 +43,8 @@ def analyze(paths: Union[Path, Iterable[Path]], *, memory_bytes: Optional[int] =
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     names = [os.fspath(path) for path in paths]
+    if not names:
+        raise ValueError("no capture files given")
     streams = analyze_to_ipc(names, memory_bytes)
     return Analysis(**{name: _table(stream) for name, stream in streams})
 

@@ -149,6 +149,11 @@ def test_a_truncated_capture_raises_the_command_lines_message(tmp_path):
     assert "truncated.pcap" in str(raised.value)
 
 
+def test_no_files_is_a_value_error():
+    with pytest.raises(ValueError):
+        tcpwhy.analyze([])
+
+
 def test_other_threads_run_while_a_capture_is_read():
     """With thread switches left to voluntary releases, another thread can
     only see the read under way if the read released the GIL. The native call

@@ -9,6 +9,7 @@ mod rows;
 pub mod schema;
 
 use std::fmt;
+use std::path::PathBuf;
 
 use arrow_array::RecordBatch;
 use arrow_schema::FieldRef;
@@ -37,7 +38,8 @@ pub enum Error {
     Interrupted,
     /// The results did not fit their schema.
     Arrow(String),
-    Io(std::io::Error),
+    /// An output file or directory could not be written.
+    Output(PathBuf, std::io::Error),
 }
 
 impl fmt::Display for Error {
@@ -46,18 +48,12 @@ impl fmt::Display for Error {
             Error::Capture(error) => error.fmt(f),
             Error::Interrupted => f.write_str("stopped by a signal before the end of the input"),
             Error::Arrow(message) => write!(f, "building the tables: {message}"),
-            Error::Io(error) => error.fmt(f),
+            Error::Output(path, error) => write!(f, "{}: {error}", path.display()),
         }
     }
 }
 
 impl std::error::Error for Error {}
-
-impl From<std::io::Error> for Error {
-    fn from(error: std::io::Error) -> Self {
-        Error::Io(error)
-    }
-}
 
 /// Every stage, as `tcpwhy diagnose`, `connections`, `transactions` and
 /// `timeline` (with the tick chosen from the capture) each run them.

@@ -14,7 +14,7 @@ use crate::{Error, Tables};
 
 /// Writes every table into `directory`, creating it if needed; returns the files written.
 pub fn write(tables: &Tables, directory: &Path) -> Result<Vec<PathBuf>, Error> {
-    fs::create_dir_all(directory)?;
+    fs::create_dir_all(directory).map_err(|error| output_error(directory, error))?;
     let mut written = Vec::new();
     for (name, batch) in tables.named() {
         let path = directory.join(format!("{name}.parquet"));
@@ -26,11 +26,16 @@ pub fn write(tables: &Tables, directory: &Path) -> Result<Vec<PathBuf>, Error> {
 
 fn write_file(batch: &RecordBatch, path: &Path) -> Result<(), Error> {
     let partial = path.with_extension("parquet.partial");
-    let written = write_batch(batch, &partial).and_then(|()| Ok(fs::rename(&partial, path)?));
+    let written = write_batch(batch, &partial)
+        .and_then(|()| fs::rename(&partial, path).map_err(|error| output_error(path, error)));
     if written.is_err() {
         let _ = fs::remove_file(&partial);
     }
     written
+}
+
+fn output_error(path: &Path, error: std::io::Error) -> Error {
+    Error::Output(path.to_owned(), error)
 }
 
 fn write_batch(batch: &RecordBatch, path: &Path) -> Result<(), Error> {
@@ -38,8 +43,9 @@ fn write_batch(batch: &RecordBatch, path: &Path) -> Result<(), Error> {
         .set_compression(Compression::SNAPPY)
         .build();
     let parquet_error = |error: parquet::errors::ParquetError| Error::Arrow(error.to_string());
-    let mut writer = ArrowWriter::try_new(File::create(path)?, batch.schema(), Some(properties))
-        .map_err(parquet_error)?;
+    let file = File::create(path).map_err(|error| output_error(path, error))?;
+    let mut writer =
+        ArrowWriter::try_new(file, batch.schema(), Some(properties)).map_err(parquet_error)?;
     writer.write(batch).map_err(parquet_error)?;
     writer.close().map_err(parquet_error)?;
     Ok(())

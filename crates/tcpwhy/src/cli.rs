@@ -366,7 +366,12 @@ fn export(args: &ExportArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("tcpwhy: {error}");
-            ExitCode::from(EXIT_BAD_INPUT)
+            let interrupted = matches!(error, columns::Error::Interrupted);
+            ExitCode::from(if interrupted {
+                EXIT_INTERRUPTED
+            } else {
+                EXIT_BAD_INPUT
+            })
         }
     }
 }

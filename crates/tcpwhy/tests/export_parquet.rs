@@ -245,3 +245,16 @@ fn a_truncated_capture_fails_naming_the_file_and_writes_no_table() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_output_directory_that_cannot_be_made_is_named_in_the_error() {
+    let dir = scratch_dir("not-a-directory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let occupied = dir.join("occupied");
+    std::fs::write(&occupied, "a file where the directory should go").unwrap();
+    let output = export(&common::lab_file("healthy.pcap"), &occupied);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&*occupied.to_string_lossy()), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
