@@ -37,7 +37,11 @@ fn table_streams(
     paths: &[String],
     memory_bytes: Option<u64>,
 ) -> Result<Vec<(&'static str, Vec<u8>)>, columns::Error> {
-    let tables = columns::analyze(paths, memory_bytes, pipeline::Silent)?;
+    let settings = pipeline::Stages {
+        memory_bytes,
+        ..pipeline::Stages::default()
+    };
+    let tables = columns::analyze(paths, settings, pipeline::Silent)?;
     tables
         .named()
         .into_iter()

@@ -55,14 +55,15 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Every stage, as `tcpwhy diagnose`, `connections`, `transactions` and
+/// `settings` (the memory budget and what else the caller sets) with every
+/// stage on, as `tcpwhy diagnose`, `connections`, `transactions` and
 /// `timeline` (with the tick chosen from the capture) each run them.
-pub fn all_stages(memory_bytes: Option<u64>) -> Stages {
+pub fn all_stages(settings: Stages) -> Stages {
     Stages {
         transactions: true,
         timeline: Some(None),
         diagnose: true,
-        memory_bytes,
+        ..settings
     }
 }
 
@@ -70,11 +71,11 @@ pub fn all_stages(memory_bytes: Option<u64>) -> Stages {
 /// returns every table; a file that cannot be read to its end is an error.
 pub fn analyze(
     paths: &[String],
-    memory_bytes: Option<u64>,
+    settings: Stages,
     progress: impl ReadProgress,
 ) -> Result<Tables, Error> {
     let mut events = Vec::new();
-    let analysis = pipeline::analyze(paths, all_stages(memory_bytes), progress, |event| {
+    let analysis = pipeline::analyze(paths, all_stages(settings), progress, |event| {
         events.push(*event)
     })
     .map_err(Error::Capture)?;

@@ -240,6 +240,10 @@ pub fn transactions() -> Vec<FieldRef> {
         int("retransmissions"),
         ledger_parts(),
         latency(),
+        optional_group(
+            "failure",
+            vec![text("kind"), text("by"), optional_int("code"), int("frame")],
+        ),
     ]
 }
 

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use pipeline::Stages;
+
 use crate::progress::Progress;
 
 /// Analyses the files and writes each table as Parquet into `directory`.
@@ -12,7 +14,11 @@ pub fn parquet(
     memory_bytes: u64,
     progress: Progress,
 ) -> Result<(), columns::Error> {
-    let tables = columns::analyze(files, Some(memory_bytes), progress)?;
+    let settings = Stages {
+        memory_bytes: Some(memory_bytes),
+        ..Stages::default()
+    };
+    let tables = columns::analyze(files, settings, progress)?;
     columns::parquet::write(&tables, directory)?;
     Ok(())
 }
