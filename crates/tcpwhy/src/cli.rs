@@ -31,6 +31,7 @@ Examples:
   tcpwhy report trace.pcap -o report.html  one HTML file to open offline or send on
   tcpwhy compare client-side.pcap server-side.pcap   delay and loss between two points
   tcpwhy diff before.pcap after.pcap      what a change did to findings and response times
+  tcpwhy export ring-*.pcap --format parquet -o tables/   one Parquet file per table
   tcpwhy diagnose trace.pcap --fail-on warning   exit 1 on a warning or worse
 
 Selection: --host, --port, --net and --connection may each be repeated (any
@@ -141,6 +142,18 @@ enum Command {
     /// The same workload before and after a change: findings gone, new or
     /// changed in cost, and response time per transaction type.
     Diff(DiffArgs),
+    /// Every table (connections, transactions, events, timeline, findings,
+    /// ledger) as one typed Parquet file each, for pandas, DuckDB or Spark.
+    Export(ExportArgs),
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    #[command(flatten)]
+    input: FilesArg,
+    /// The directory to write the tables into (created if needed).
+    #[arg(long, short, value_name = "DIR")]
+    output: std::path::PathBuf,
 }
 
 #[derive(Args)]
@@ -219,17 +232,19 @@ impl FailOnArg {
     }
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum FormatArg {
     Table,
     Json,
     Csv,
+    /// Only for `export`, which writes nothing else.
+    Parquet,
 }
 
 impl From<FormatArg> for Format {
     fn from(format: FormatArg) -> Self {
         match format {
-            FormatArg::Table => Format::Table,
+            FormatArg::Table | FormatArg::Parquet => Format::Table,
             FormatArg::Json => Format::Json,
             FormatArg::Csv => Format::Csv,
         }
@@ -293,6 +308,7 @@ pub fn run() -> ExitCode {
         Command::Report(args) => html_report(&cli.global, args),
         Command::Compare(args) => two_captures::compare(args, cli.global.style().format),
         Command::Diff(args) => two_captures::diff(args, cli.global.style().format),
+        Command::Export(args) => Ok(export(&cli.global, args)),
     };
     match outcome {
         Ok(code) => code,
@@ -479,6 +495,30 @@ fn html_report(global: &GlobalArgs, args: &ReportArgs) -> io::Result<ExitCode> {
             }
         },
     )
+}
+
+fn export(global: &GlobalArgs, args: &ExportArgs) -> ExitCode {
+    if global
+        .format
+        .is_some_and(|format| format != FormatArg::Parquet)
+    {
+        eprintln!("tcpwhy: export writes Parquet; --format applies to the other commands");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let files = &args.input.files;
+    let stages = global.selecting(Stages::default());
+    match crate::export::parquet(files, &args.output, stages, global.progress(files)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("tcpwhy: {error}");
+            let interrupted = matches!(error, columns::Error::Interrupted);
+            ExitCode::from(if interrupted {
+                EXIT_INTERRUPTED
+            } else {
+                EXIT_BAD_INPUT
+            })
+        }
+    }
 }
 
 fn bad_input(error: &capture::CaptureError) -> ExitCode {

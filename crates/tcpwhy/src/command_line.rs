@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 /// Subcommand names; anything else in their place is a file to diagnose.
-pub const COMMANDS: [&str; 10] = [
+pub const COMMANDS: [&str; 11] = [
     "diagnose",
     "connections",
     "connection",
@@ -16,12 +16,13 @@ pub const COMMANDS: [&str; 10] = [
     "report",
     "compare",
     "diff",
+    "export",
     "help",
 ];
 
 /// Flags followed by values, and how many: the words after them are not
 /// commands or files.
-const FLAGS_WITH_VALUES: [(&str, usize); 12] = [
+const FLAGS_WITH_VALUES: [(&str, usize); 13] = [
     ("--format", 1),
     ("--host", 1),
     ("--port", 1),
@@ -34,6 +35,7 @@ const FLAGS_WITH_VALUES: [(&str, usize); 12] = [
     ("--detail", 1),
     ("--fail-on", 1),
     ("--packets", 1),
+    ("--memory", 1),
 ];
 
 /// A command this far from a mistyped word (in edits) is suggested.

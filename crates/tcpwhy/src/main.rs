@@ -7,6 +7,7 @@
 mod cli;
 mod command_line;
 mod connection;
+mod export;
 mod html;
 mod output;
 mod progress;

@@ -1,0 +1,119 @@
+//! The analysis as Arrow tables: connections, transactions, events, the
+//! timeline, findings and the time ledger, each with the typed schema of
+//! [`schema`]. The Parquet export, the Python package and Spark all take
+//! their tables from here, so every path hands out the same columns.
+
+pub mod ipc;
+pub mod parquet;
+mod rows;
+pub mod schema;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use arrow_array::RecordBatch;
+use arrow_schema::FieldRef;
+use serde::Serialize;
+
+use capture::CaptureError;
+use pipeline::{Analysis, ReadProgress, Stages};
+use tcp::Event;
+
+/// Every table of one analysis.
+pub struct Tables {
+    pub connections: RecordBatch,
+    pub transactions: RecordBatch,
+    pub events: RecordBatch,
+    pub timeline: RecordBatch,
+    pub findings: RecordBatch,
+    pub ledger: RecordBatch,
+}
+
+/// Why the tables could not be made.
+#[derive(Debug)]
+pub enum Error {
+    /// A file could not be read to its end: its message names the file and byte offset.
+    Capture(CaptureError),
+    /// A signal stopped the read before the end.
+    Interrupted,
+    /// The results did not fit their schema.
+    Arrow(String),
+    /// An output file or directory could not be written.
+    Output(PathBuf, std::io::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Capture(error) => error.fmt(f),
+            Error::Interrupted => f.write_str("stopped by a signal before the end of the input"),
+            Error::Arrow(message) => write!(f, "building the tables: {message}"),
+            Error::Output(path, error) => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// `settings` (the memory budget and what else the caller sets) with every
+/// stage on, as `tcpwhy diagnose`, `connections`, `transactions` and
+/// `timeline` (with the tick chosen from the capture) each run them.
+pub fn all_stages(settings: Stages) -> Stages {
+    Stages {
+        transactions: true,
+        timeline: Some(None),
+        diagnose: true,
+        ..settings
+    }
+}
+
+/// Reads the files once (merged by time, as the command line does) and
+/// returns every table; a file that cannot be read to its end is an error.
+pub fn analyze(
+    paths: &[String],
+    settings: Stages,
+    progress: impl ReadProgress,
+) -> Result<Tables, Error> {
+    let mut events = Vec::new();
+    let analysis = pipeline::analyze(paths, all_stages(settings), progress, |event| {
+        events.push(*event)
+    })
+    .map_err(Error::Capture)?;
+    if let Some(error) = analysis.error {
+        return Err(Error::Capture(error));
+    }
+    if analysis.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Tables::of(&analysis, &events)
+}
+
+impl Tables {
+    /// The tables of a finished analysis and the events it raised.
+    pub fn of(analysis: &Analysis, events: &[Event]) -> Result<Tables, Error> {
+        Ok(Tables {
+            connections: batch(schema::connections(), &rows::connections(analysis))?,
+            transactions: batch(schema::transactions(), &analysis.transactions)?,
+            events: batch(schema::events(), events)?,
+            timeline: batch(schema::timeline(), &analysis.ticks)?,
+            findings: batch(schema::findings(), &analysis.findings)?,
+            ledger: batch(schema::ledger(), &rows::ledgers(analysis))?,
+        })
+    }
+
+    /// Each table with its name, in a fixed order.
+    pub fn named(&self) -> [(&'static str, &RecordBatch); 6] {
+        [
+            ("connections", &self.connections),
+            ("transactions", &self.transactions),
+            ("events", &self.events),
+            ("timeline", &self.timeline),
+            ("findings", &self.findings),
+            ("ledger", &self.ledger),
+        ]
+    }
+}
+
+fn batch<T: Serialize>(fields: Vec<FieldRef>, rows: &[T]) -> Result<RecordBatch, Error> {
+    serde_arrow::to_record_batch(&fields, &rows).map_err(|error| Error::Arrow(error.to_string()))
+}
