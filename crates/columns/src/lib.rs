@@ -8,6 +8,8 @@ pub mod parquet;
 mod rows;
 pub mod schema;
 
+pub use rows::{ConnectionRow, LedgerRow};
+
 use std::fmt;
 use std::path::PathBuf;
 

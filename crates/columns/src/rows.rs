@@ -27,36 +27,37 @@ pub struct LedgerRow<'a> {
     latency: Latency,
 }
 
+impl<'a> ConnectionRow<'a> {
+    /// `connection` with what limits each direction's rate, read from its ledger.
+    pub fn of(connection: &'a ConnectionSummary, ledger: Option<&ConnectionLedger>) -> Self {
+        let [client_to_server, server_to_client] = diagnose::limiter(connection, ledger);
+        ConnectionRow {
+            connection,
+            rate_limit: RateLimit {
+                client_to_server,
+                server_to_client,
+            },
+        }
+    }
+}
+
+impl<'a> LedgerRow<'a> {
+    pub fn of(ledger: &'a ConnectionLedger) -> Self {
+        LedgerRow {
+            ledger,
+            latency: Latency::of(&ledger.ledger),
+        }
+    }
+}
+
 pub fn connections(analysis: &Analysis) -> Vec<ConnectionRow<'_>> {
-    let ledgers = &analysis.ledgers;
     analysis
         .connections
         .iter()
-        .map(|connection| {
-            // Ledgers are sorted by connection id.
-            let ledger = ledgers
-                .binary_search_by_key(&connection.id, |ledger| ledger.connection)
-                .ok()
-                .map(|at| &ledgers[at]);
-            let [client_to_server, server_to_client] = diagnose::limiter(connection, ledger);
-            ConnectionRow {
-                connection,
-                rate_limit: RateLimit {
-                    client_to_server,
-                    server_to_client,
-                },
-            }
-        })
+        .map(|c| ConnectionRow::of(c, ConnectionLedger::of(&analysis.ledgers, c.id)))
         .collect()
 }
 
 pub fn ledgers(analysis: &Analysis) -> Vec<LedgerRow<'_>> {
-    analysis
-        .ledgers
-        .iter()
-        .map(|ledger| LedgerRow {
-            ledger,
-            latency: Latency::of(&ledger.ledger),
-        })
-        .collect()
+    analysis.ledgers.iter().map(LedgerRow::of).collect()
 }

@@ -9,7 +9,7 @@ use transactions::{Part, Stretch};
 
 use crate::cause::Cause;
 use crate::charges::{distinct, CauseTotal, Context};
-use crate::{detectors, patterns, Finding, Inputs, Severity};
+use crate::{detectors, patterns, Finding, Inputs};
 
 /// The finding for `cause`, or None where another detector describes it.
 pub fn finding(
@@ -195,32 +195,12 @@ impl<'a> Facts<'a> {
     }
 }
 
-fn blank() -> Finding {
-    Finding {
-        kind: "",
-        severity: Severity::Info,
-        title: String::new(),
-        cost_ms: 0.0,
-        share: 0.0,
-        connections: 0,
-        transactions: 0,
-        example_connection: None,
-        frames: Vec::new(),
-        wireshark_filter: String::new(),
-        explanation: String::new(),
-        fix: String::new(),
-        what_if: String::new(),
-        suspected: None,
-        figures: BTreeMap::new(),
-    }
-}
-
 fn with_text(title: String, explanation: String, fix: &str) -> Finding {
     Finding {
         title,
         explanation,
         fix: fix.to_string(),
-        ..blank()
+        ..detectors::finding("", String::new(), 0.0)
     }
 }
 

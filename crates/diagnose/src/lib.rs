@@ -121,10 +121,7 @@ impl Inputs<'_> {
     }
 
     pub(crate) fn ledger(&self, id: u64) -> Option<&ConnectionLedger> {
-        self.ledgers
-            .binary_search_by_key(&id, |ledger| ledger.connection)
-            .ok()
-            .map(|at| &self.ledgers[at])
+        ConnectionLedger::of(self.ledgers, id)
     }
 }
 

@@ -213,6 +213,14 @@ pub struct ConnectionLedger {
 }
 
 impl ConnectionLedger {
+    /// The ledger of `connection` among `ledgers`, which are in connection order.
+    pub fn of(ledgers: &[ConnectionLedger], connection: u64) -> Option<&ConnectionLedger> {
+        ledgers
+            .binary_search_by_key(&connection, |ledger| ledger.connection)
+            .ok()
+            .map(|at| &ledgers[at])
+    }
+
     /// The longest stretch charged to `part` on this connection.
     pub fn longest(&self, part: Part) -> Option<Stretch> {
         self.stretches

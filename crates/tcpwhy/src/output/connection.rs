@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use decode::Flags;
 use serde::Serialize;
 use tcp::{ConnectionSummary, Direction, DirectionSummary, Event, SegmentView, SynOptions};
-use transactions::Transaction;
+use transactions::{ConnectionLedger, Transaction};
 
 use super::table::{self, paint};
 use super::text::{duration_ms, fixed, paragraph, plural, Clock, Columns};
@@ -434,11 +434,7 @@ impl PacketLine {
 }
 
 fn write_json(mut out: &mut dyn Write, one: &OneConnection) -> io::Result<()> {
-    let ledger = one
-        .analysis
-        .ledgers
-        .iter()
-        .find(|ledger| ledger.connection == one.connection.id);
+    let ledger = ConnectionLedger::of(&one.analysis.ledgers, one.connection.id);
     json::connection(&mut out, one.connection, ledger)?;
     for t in connection_transactions(one) {
         json::line(&mut out, "transaction", t)?;

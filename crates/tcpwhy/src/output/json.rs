@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 
+use columns::{ConnectionRow, LedgerRow};
 use serde::Serialize;
 use tcp::{ConnectionSummary, Event};
 use transactions::ConnectionLedger;
@@ -69,39 +70,13 @@ pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> 
     end(out, analysis)
 }
 
-/// A connection's ledger with its parts summed by kind.
-#[derive(Serialize)]
-struct WithLatency<'a> {
-    #[serde(flatten)]
-    ledger: &'a ConnectionLedger,
-    latency: transactions::Latency,
-}
-
-/// A connection with what limits each direction's rate.
-#[derive(Serialize)]
-struct WithRateLimit<'a> {
-    #[serde(flatten)]
-    connection: &'a ConnectionSummary,
-    rate_limit: RateLimit,
-}
-
-#[derive(Serialize)]
-struct RateLimit {
-    client_to_server: Option<&'static str>,
-    server_to_client: Option<&'static str>,
-}
-
 fn serialize(
     connections: &[ConnectionSummary],
     ledgers: &[ConnectionLedger],
 ) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(connections.len() * 1536);
     for c in connections {
-        let ledger = ledgers
-            .binary_search_by_key(&c.id, |ledger| ledger.connection)
-            .ok()
-            .map(|at| &ledgers[at]);
-        connection(&mut bytes, c, ledger)?;
+        connection(&mut bytes, c, ConnectionLedger::of(ledgers, c.id))?;
     }
     Ok(bytes)
 }
@@ -112,19 +87,7 @@ pub fn connection(
     connection: &ConnectionSummary,
     ledger: Option<&ConnectionLedger>,
 ) -> io::Result<()> {
-    let [client_to_server, server_to_client] = diagnose::limiter(connection, ledger);
-    let rate_limit = RateLimit {
-        client_to_server,
-        server_to_client,
-    };
-    line(
-        out,
-        "connection",
-        &WithRateLimit {
-            connection,
-            rate_limit,
-        },
-    )
+    line(out, "connection", &ConnectionRow::of(connection, ledger))
 }
 
 pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
@@ -138,14 +101,7 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()>
         line(out, "name", &name)?;
     }
     for ledger in &analysis.ledgers {
-        line(
-            out,
-            "connection_ledger",
-            &WithLatency {
-                latency: transactions::Latency::of(&ledger.ledger),
-                ledger,
-            },
-        )?;
+        line(out, "connection_ledger", &LedgerRow::of(ledger))?;
     }
     end(out, analysis)
 }
