@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use tcp::{ConnectionSummary, DirectionSummary};
+use tcp::{ConnectionSummary, DirectionSummary, RttStats};
 use transactions::{Ledger, Part, Transaction};
 
 use crate::cause::Cause;
@@ -256,9 +256,14 @@ fn queue_builds(t: &Transaction, connection: Option<&ConnectionSummary>) -> bool
 /// queue holds at least a packet). Seen from the sender's side in its
 /// data-to-ACK samples, from the receiver's in the ACK-to-data lags.
 pub fn shows_queue(c: &ConnectionSummary, data: &DirectionSummary) -> bool {
+    queue_samples(c, data).is_some()
+}
+
+/// The round-trip samples of `data` that show a queue building, if any do.
+pub fn queue_samples(c: &ConnectionSummary, data: &DirectionSummary) -> Option<RttStats> {
     let rate = data.unique_payload_bytes as f64 / (c.duration_ms / 1e3).max(1e-9);
     let segment_ms = data.largest_segment as f64 / rate.max(1.0) * 1e3;
-    [&data.rtt, &data.release_lag].iter().any(|samples| {
+    [data.rtt, data.release_lag].into_iter().find(|samples| {
         let rising = samples
             .in_flight_correlation
             .is_some_and(|r| r >= QUEUE_CORRELATION);

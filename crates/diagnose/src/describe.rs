@@ -8,7 +8,7 @@ use tcp::{ConnectionSummary, Direction, DirectionSummary};
 use transactions::{Part, Stretch};
 
 use crate::cause::Cause;
-use crate::charges::{distinct, CauseTotal, Context};
+use crate::charges::{distinct, queue_samples, CauseTotal, Context};
 use crate::{detectors, patterns, Finding, Inputs};
 
 /// The finding for `cause`, or None where another detector describes it.
@@ -490,7 +490,12 @@ fn path_latency(facts: &Facts) -> Finding {
 fn bottleneck_link(facts: &Facts) -> Finding {
     let (sender, _) = facts.sender();
     let data = facts.sender_data();
-    let rtt = data.map(|d| d.rtt).unwrap_or_default();
+    let rtt = facts
+        .example
+        .zip(data)
+        .and_then(|(c, data)| queue_samples(c, data))
+        .or(data.map(|d| d.rtt))
+        .unwrap_or_default();
     let (least, typical) = (rtt.min_ms.unwrap_or(0.0), rtt.median_ms.unwrap_or(0.0));
     let rate = facts.example.and_then(|c| throughput(c, data?));
     let mut found = with_text(

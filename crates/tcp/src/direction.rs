@@ -10,8 +10,9 @@ use crate::clock::{Ack, AckClock};
 use crate::event::{EventKind, EventSet};
 use crate::holes::Holes;
 use crate::ip_id::IpIdCounter;
-use crate::release::{AckOfData, Release, ReleaseTracker, Wait, HOST_REACTION_NS};
+use crate::release::{AckOfData, Release, ReleaseTracker, SeenAt, Wait, HOST_REACTION_NS};
 use crate::rtt::RttTracker;
+use crate::send_time::SenderClock;
 use crate::seq;
 use crate::summary::DirectionSummary;
 
@@ -57,6 +58,7 @@ pub struct Half {
     pub rtt: RttTracker,
     pub clock: AckClock,
     pub release: ReleaseTracker,
+    sender_clock: SenderClock,
     holes: Holes,
     ip_ids: IpIdCounter,
     pub stats: DirectionSummary,
@@ -84,6 +86,7 @@ impl Default for Half {
             rtt: RttTracker::default(),
             clock: AckClock::default(),
             release: ReleaseTracker::default(),
+            sender_clock: SenderClock::default(),
             holes: Holes::default(),
             ip_ids: IpIdCounter::default(),
             stats: DirectionSummary::default(),
@@ -202,6 +205,18 @@ pub fn analyze(
     (flagged, wait)
 }
 
+/// When the segment was seen, and when it would have been had it not
+/// queued between its sender and the capture point.
+fn seen_at(fwd: &mut Half, segment: &Segment) -> SeenAt {
+    SeenAt {
+        seen_ns: segment.timestamp_ns,
+        queued_ns: segment
+            .options
+            .timestamps
+            .and_then(|(tsval, _)| fwd.sender_clock.queued_ns(segment.timestamp_ns, tsval)),
+    }
+}
+
 /// Where the capture missed this direction's data, and what filled or
 /// acknowledged the gaps: loss before the capture point, loss after it, or
 /// the capture's own drops.
@@ -246,6 +261,7 @@ fn resends_an_unseen_tail(
     fwd: &mut Half,
     rev: &Half,
     segment: &Segment,
+    seen: SeenAt,
     rtts: SideRtts,
     unseen_before: u16,
 ) -> bool {
@@ -257,9 +273,7 @@ fn resends_an_unseen_tail(
     unseen_before > 0
         && silent_long
         && fwd.in_flight(rev) == Some(0)
-        && !fwd
-            .release
-            .prompted_by_an_ack(segment.timestamp_ns, rtts.to_sender_ns)
+        && !fwd.release.prompted_by_an_ack(seen, rtts.to_sender_ns)
 }
 
 /// Tells the peer's release tracker about an ACK that moved its
@@ -306,7 +320,8 @@ fn release_of(
     if rel.len == 0 || not_data.iter().any(|&kind| flagged.has(kind)) {
         return None;
     }
-    let now = segment.timestamp_ns;
+    let seen = seen_at(fwd, segment);
+    let now = seen.seen_ns;
     // The receiver asked for this very segment with duplicate ACKs and the
     // sender answered at once: it did not wait for a timer (Wireshark's
     // 20 ms window for the flag is too short seen from the receiver's side).
@@ -317,24 +332,24 @@ fn release_of(
     let released = if flagged.has(EventKind::FastRetransmission) || (asked_for && flagged.resent())
     {
         fwd.release
-            .resent(now, rel.len, Release::DuplicateAcks, to_sender)
+            .resent(seen, rel.len, Release::DuplicateAcks, to_sender)
     } else if flagged.has(EventKind::Retransmission) {
         let tail = rel.seq.wrapping_add(rel.len) == fwd.next_seq;
         fwd.release
-            .resent(now, rel.len, Release::Timer { tail }, to_sender)
+            .resent(seen, rel.len, Release::Timer { tail }, to_sender)
     } else if flagged.has(EventKind::SpuriousRetransmission) {
         // Data the receiver already had: it released nothing.
         fwd.release
-            .resent(now, rel.len, Release::Timer { tail: false }, to_sender);
+            .resent(seen, rel.len, Release::Timer { tail: false }, to_sender);
         None
-    } else if resends_an_unseen_tail(fwd, rev, segment, rtts, unseen_before) {
+    } else if resends_an_unseen_tail(fwd, rev, segment, seen, rtts, unseen_before) {
         fwd.stats.lost_before_capture += 1;
         fwd.release.gap_seen();
         fwd.release
-            .resent(now, rel.len, Release::Timer { tail: true }, to_sender)
+            .resent(seen, rel.len, Release::Timer { tail: true }, to_sender)
     } else {
         fwd.release
-            .new_data(now, rel.seq, rel.len, fwd.next_seq, to_sender)
+            .new_data(seen, rel.seq, rel.len, fwd.next_seq, to_sender)
     };
     released.map(|(since_ns, ended_by)| Wait { since_ns, ended_by })
 }

@@ -15,6 +15,7 @@ mod holes;
 mod ip_id;
 mod release;
 mod rtt;
+mod send_time;
 mod seq;
 mod summary;
 mod syn_flood;

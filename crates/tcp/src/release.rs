@@ -39,6 +39,31 @@ pub const DELAYED_ACK_MIN_NS: i64 = 20_000_000;
 /// oldest, which only makes a wait look like data following its flight.
 const MAX_ACKS_ON_THEIR_WAY: usize = 32;
 
+/// When a data segment was seen at the capture point, and how long it
+/// queued on the way there, when the sender's clock tells: against ACKs, a
+/// sender is judged by when it sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeenAt {
+    pub seen_ns: i64,
+    pub queued_ns: Option<i64>,
+}
+
+impl SeenAt {
+    /// When the segment would have been seen had it not queued.
+    fn unqueued_ns(self) -> i64 {
+        self.seen_ns - self.queued_ns.unwrap_or(0)
+    }
+}
+
+impl From<i64> for SeenAt {
+    fn from(seen_ns: i64) -> Self {
+        SeenAt {
+            seen_ns,
+            queued_ns: None,
+        }
+    }
+}
+
 /// A data segment sent after the sender's previous one, and what let it go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wait {
@@ -105,7 +130,7 @@ struct AckSeen {
 /// Release state of one direction's sender.
 #[derive(Debug, Default)]
 pub struct ReleaseTracker {
-    last_data_ns: Option<i64>,
+    last_data: Option<SeenAt>,
     last_data_len: u32,
     /// The handshake's MSS less options, once known.
     mss: Option<u32>,
@@ -170,15 +195,15 @@ impl ReleaseTracker {
 
     /// Whether an ACK that reached the sender since its last data, and
     /// that it acted on at once, let this segment go at `now_ns`.
-    pub fn prompted_by_an_ack(&mut self, now_ns: i64, rtt_to_sender_ns: i64) -> bool {
-        self.deliver_acks(now_ns, rtt_to_sender_ns);
+    pub fn prompted_by_an_ack(&mut self, now: SeenAt, rtt_to_sender_ns: i64) -> bool {
+        self.deliver_acks(now.unqueued_ns(), rtt_to_sender_ns);
         matches!(self.reached, Some((ack, true))
-            if now_ns - (ack.at_ns + rtt_to_sender_ns) <= HOST_REACTION_NS)
+            if now.unqueued_ns() - (ack.at_ns + rtt_to_sender_ns) <= HOST_REACTION_NS)
     }
 
     /// When this sender's last data segment was seen.
     pub fn last_data_ns(&self) -> Option<i64> {
-        self.last_data_ns
+        self.last_data.map(|last| last.seen_ns)
     }
 
     /// Round trips from an ACK to the data it released, while the
@@ -200,7 +225,7 @@ impl ReleaseTracker {
     /// The peer acknowledged some of this sender's data, or moved its window;
     /// `rtt_to_receiver_ns` is the round trip from the capture point to the peer.
     pub fn acked(&mut self, ack: AckOfData, rtt_to_receiver_ns: i64) {
-        let Some(last_data_ns) = self.last_data_ns else {
+        let Some(last_data_ns) = self.last_data_ns() else {
             return;
         };
         let newly_acked = ack.ack_after.wrapping_sub(ack.ack_before);
@@ -225,50 +250,82 @@ impl ReleaseTracker {
         });
     }
 
-    /// New data of `len` bytes leaves at `now_ns` from sequence `seq`, the
+    /// New data of `len` bytes is seen `now` from sequence `seq`, the
     /// sender having sent up to `sent_before` before it; `rtt_to_sender_ns`
     /// is the round trip from the capture point to the sender. Returns when
-    /// the sender's previous data left, and what released this.
+    /// the sender's previous data was seen, and what released this.
     pub fn new_data(
         &mut self,
-        now_ns: i64,
+        now: impl Into<SeenAt>,
         seq: u32,
         len: u32,
         sent_before: u32,
         rtt_to_sender_ns: i64,
     ) -> Option<(i64, Release)> {
-        self.deliver_acks(now_ns, rtt_to_sender_ns);
+        let now = now.into();
+        self.deliver_acks(now.unqueued_ns(), rtt_to_sender_ns);
         let end = seq.wrapping_add(len);
-        let released = self.last_data_ns.map(|since| {
-            let release = self.release(now_ns, end, len, sent_before, rtt_to_sender_ns);
+        let released = self.last_data_ns().map(|since| {
+            let release = self.release(now.unqueued_ns(), end, len, sent_before, rtt_to_sender_ns);
             let release = self.growing_burst(release, sent_before);
             (since, self.window_stopped_growing(release))
         });
         self.note_peak(end);
         self.sent_up_to = Some(end);
-        if let Some((_, Release::Ack { at_ns, lacked, .. })) = released {
-            if matches!(lacked, Lacked::CongestionWindow { .. }) {
-                let in_flight = self
-                    .reached
-                    .map(|(ack, _)| u64::from(sent_before.wrapping_sub(ack.ack_after)));
-                self.lags.add(now_ns - at_ns, in_flight);
-            }
-        }
-        self.sent(now_ns, len);
+        self.sample_lag(
+            now,
+            released.map(|(_, release)| release),
+            sent_before,
+            rtt_to_sender_ns,
+        );
+        self.sent(now, len);
         released
     }
 
-    /// Data sent again at `now_ns`, by `release` (a timer or duplicate ACKs).
+    /// Samples the round trip the sender's data took, against the bytes it
+    /// then had in flight. With the sender's clock read, every segment
+    /// gives one: the least round trip to the sender plus what it queued on
+    /// the way (nothing, seen at the sender's side). Else only data the
+    /// congestion window held for an ACK does: from that ACK to the data,
+    /// as seen.
+    fn sample_lag(
+        &mut self,
+        now: SeenAt,
+        release: Option<Release>,
+        sent_before: u32,
+        rtt_to_sender_ns: i64,
+    ) {
+        let in_flight = self
+            .reached
+            .map(|(ack, _)| u64::from(sent_before.wrapping_sub(ack.ack_after)));
+        match (now.queued_ns, release) {
+            (Some(queued_ns), _) => {
+                self.lags.add(rtt_to_sender_ns + queued_ns, in_flight);
+            }
+            (
+                None,
+                Some(Release::Ack {
+                    at_ns,
+                    lacked: Lacked::CongestionWindow { .. },
+                    ..
+                }),
+            ) => self.lags.add(now.seen_ns - at_ns, in_flight),
+            _ => {}
+        }
+    }
+
+    /// Data sent again, seen `now`, by `release` (a timer or duplicate ACKs).
     pub fn resent(
         &mut self,
-        now_ns: i64,
+        now: impl Into<SeenAt>,
         len: u32,
         release: Release,
         rtt_to_sender_ns: i64,
     ) -> Option<(i64, Release)> {
-        self.deliver_acks(now_ns, rtt_to_sender_ns);
-        let since = self.last_data_ns;
-        self.sent(now_ns, len);
+        let now = now.into();
+        self.deliver_acks(now.unqueued_ns(), rtt_to_sender_ns);
+        let since = self.last_data_ns();
+        self.sent(now, len);
         self.loss_seen = true;
         self.largest_burst = 0;
         self.peak_in_flight = 0;
@@ -378,7 +435,9 @@ impl ReleaseTracker {
             }
             self.on_their_way.pop_front();
             self.count_round(&ack);
-            let after_last_data = self.last_data_ns.is_none_or(|last| reaches_sender > last);
+            let after_last_data = self
+                .last_data
+                .is_none_or(|last| reaches_sender > last.unqueued_ns());
             self.reached = Some((ack, after_last_data));
         }
     }
@@ -399,9 +458,9 @@ impl ReleaseTracker {
             .is_some_and(|edge| seq::after(sent_before.wrapping_add(self.full_segment()), edge))
     }
 
-    fn sent(&mut self, now_ns: i64, len: u32) {
+    fn sent(&mut self, now: SeenAt, len: u32) {
         self.edge_at_last_send = self.reached.map(|(ack, _)| edge_after(&ack));
-        self.last_data_ns = Some(now_ns);
+        self.last_data = Some(now);
         self.last_data_len = len;
         self.largest_segment = self.largest_segment.max(len);
         if let Some((_, after_last_data)) = &mut self.reached {

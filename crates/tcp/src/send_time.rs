@@ -1,0 +1,109 @@
+//! How long a sender's segments queued on their way to the capture point,
+//! read from the sender's own clock: the TCP timestamp (TSval) it writes on
+//! each segment as it leaves.
+//!
+//! A segment reaches the capture point the path's fixed delay after it left,
+//! plus whatever it waited in queues on the way. Against the capture's
+//! clock, arrival minus TSval is that delay plus a constant offset between
+//! the clocks, so its least over the connection is the delay with no queue,
+//! and what a segment shows above the least it spent queued. TSval counts
+//! whole ticks, so a tick of that is the clock's own rounding, not a queue.
+//!
+//! Seen at the sender's side nothing queues before the capture point and
+//! this reads zero; seen at the receiver's, behind a bottleneck, it is the
+//! standing queue that the fixed round trip of the handshake misses.
+
+use crate::seq;
+
+/// The tick lengths TCP stacks count TSval in: a microsecond, a millisecond
+/// (Linux since 4.13, the BSDs, macOS, Windows), and the 4 ms and 10 ms
+/// jiffies of older Linux kernels.
+const TICKS_NS: [i64; 4] = [1_000, 1_000_000, 4_000_000, 10_000_000];
+
+/// Ticks a span must cover before the clock is read: a wrong tick has
+/// drifted by this many ticks' difference by then.
+const TICKS_TO_LEARN: u32 = 10;
+
+/// One direction's view of its sender's clock.
+#[derive(Debug, Default)]
+pub struct SenderClock {
+    /// The first segment's arrival and TSval.
+    first: Option<(i64, u32)>,
+    /// For each candidate tick, the least and the most of arrival minus
+    /// departure seen so far.
+    offsets: [Option<(i64, i64)>; TICKS_NS.len()],
+}
+
+impl SenderClock {
+    /// A segment stamped `tsval` arrived at `arrival_ns`; returns how long it
+    /// queued between its sender and the capture point, once the clock has
+    /// run long enough to be read.
+    pub fn queued_ns(&mut self, arrival_ns: i64, tsval: u32) -> Option<i64> {
+        let Some((first_ns, first_tsval)) = self.first else {
+            self.first = Some((arrival_ns, tsval));
+            self.offsets = [Some((0, 0)); TICKS_NS.len()];
+            return None;
+        };
+        if seq::before(tsval, first_tsval) {
+            return None;
+        }
+        let ticks = tsval.wrapping_sub(first_tsval);
+        for (tick_ns, spread) in TICKS_NS.iter().zip(&mut self.offsets) {
+            let offset = arrival_ns - (first_ns + i64::from(ticks) * tick_ns);
+            *spread = spread.map(|(least, most)| (least.min(offset), most.max(offset)));
+        }
+        if ticks < TICKS_TO_LEARN {
+            return None;
+        }
+        let (tick_ns, least) = self.tick()?;
+        let offset = arrival_ns - (first_ns + i64::from(ticks) * tick_ns);
+        Some((offset - least - tick_ns).max(0))
+    }
+
+    /// The tick whose offsets stay closest together, and their least. A
+    /// queue moves the offsets only as far as it grows; a wrong tick moves
+    /// them further with every tick, without bound.
+    fn tick(&self) -> Option<(i64, i64)> {
+        TICKS_NS
+            .iter()
+            .zip(&self.offsets)
+            .filter_map(|(&tick, spread)| spread.map(|(least, most)| (tick, least, most - least)))
+            .min_by_key(|&(_, _, range)| range)
+            .map(|(tick, least, _)| (tick, least))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    #[test]
+    fn a_steady_path_shows_no_queue() {
+        let mut clock = SenderClock::default();
+        for k in 0..50 {
+            let queued = clock.queued_ns(7 * MS + k * MS, 1000 + k as u32);
+            assert_eq!(queued, (k >= 10).then_some(0));
+        }
+    }
+
+    #[test]
+    fn a_growing_queue_shows_above_the_least_delay() {
+        let mut clock = SenderClock::default();
+        for k in 0..20 {
+            clock.queued_ns(k * MS, k as u32);
+        }
+        // Sent 30 ms after the first, seen 80 ms after it: 50 ms queued, less a tick.
+        assert_eq!(clock.queued_ns(80 * MS, 30), Some(49 * MS));
+    }
+
+    #[test]
+    fn the_tick_is_learned_from_the_span() {
+        let mut clock = SenderClock::default();
+        clock.queued_ns(0, 0);
+        clock.queued_ns(100 * MS, 10);
+        assert_eq!(clock.tick().map(|(tick, _)| tick), Some(10 * MS));
+        assert_eq!(clock.queued_ns(300 * MS, 20), Some(90 * MS));
+    }
+}
