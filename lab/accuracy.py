@@ -115,8 +115,10 @@ def summary(scored):
     healthy = [s for s in scored if not s.planted]
     false_loud = sum(len(s.loud) for s in healthy)
     right = sum(s.right for s in planted)
+    named = sum(s.top is not None and s.top["kind"] == s.manifest["finding"] for s in planted)
     return (f"**Top-1 accuracy on planted causes: {percent(right, len(planted))}.** "
-            f"Healthy scenarios with no loud finding: "
+            f"The top finding names the planted cause, loud or not, on "
+            f"{percent(named, len(planted))}. Healthy scenarios with no loud finding: "
             f"{percent(sum(s.right for s in healthy), len(healthy))}; "
             f"false loud findings on healthy scenarios: {false_loud}.")
 
