@@ -12,7 +12,7 @@ use crate::holes::Holes;
 use crate::ip_id::IpIdCounter;
 use crate::release::{AckOfData, Release, ReleaseTracker, SeenAt, Wait, HOST_REACTION_NS};
 use crate::rtt::RttTracker;
-use crate::send_time::SenderClock;
+use crate::send_time::{SenderClock, Stamps};
 use crate::seq;
 use crate::summary::DirectionSummary;
 
@@ -59,6 +59,7 @@ pub struct Half {
     pub clock: AckClock,
     pub release: ReleaseTracker,
     sender_clock: SenderClock,
+    stamps: Stamps,
     holes: Holes,
     ip_ids: IpIdCounter,
     pub stats: DirectionSummary,
@@ -87,6 +88,7 @@ impl Default for Half {
             clock: AckClock::default(),
             release: ReleaseTracker::default(),
             sender_clock: SenderClock::default(),
+            stamps: Stamps::default(),
             holes: Holes::default(),
             ip_ids: IpIdCounter::default(),
             stats: DirectionSummary::default(),
@@ -164,6 +166,9 @@ pub fn analyze(
     let flags = segment.flags;
     let now = segment.timestamp_ns;
     let unseen_before = fwd.ip_ids.next(segment.ip_id);
+    if let Some((tsval, _)) = segment.options.timestamps {
+        fwd.stamps.note(tsval, now);
+    }
     let syn_fin_rst = flags.has(Flags::SYN | Flags::FIN | Flags::RST);
     if flags.ack() {
         rev.bytes_in_flight_valid = true;
@@ -205,16 +210,17 @@ pub fn analyze(
     (flagged, wait)
 }
 
-/// When the segment was seen, and when it would have been had it not
-/// queued between its sender and the capture point.
-fn seen_at(fwd: &mut Half, segment: &Segment) -> SeenAt {
-    SeenAt {
-        seen_ns: segment.timestamp_ns,
-        queued_ns: segment
-            .options
-            .timestamps
-            .and_then(|(tsval, _)| fwd.sender_clock.queued_ns(segment.timestamp_ns, tsval)),
-    }
+/// When the segment was seen, and how long it queued between its sender
+/// and the capture point: by the sender's clock, and no longer than the
+/// time since the peer's stamp it echoes could have reached the sender.
+fn seen_at(fwd: &mut Half, rev: &Half, segment: &Segment, rtt_to_sender_ns: i64) -> SeenAt {
+    let seen_ns = segment.timestamp_ns;
+    let queued_ns = segment.options.timestamps.and_then(|(tsval, echoed)| {
+        let queued = fwd.sender_clock.queued_ns(seen_ns, tsval)?;
+        let echo_reached_sender = rev.stamps.first_seen_ns(echoed)? + rtt_to_sender_ns;
+        Some(queued.min(seen_ns - echo_reached_sender).max(0))
+    });
+    SeenAt { seen_ns, queued_ns }
 }
 
 /// Where the capture missed this direction's data, and what filled or
@@ -320,7 +326,7 @@ fn release_of(
     if rel.len == 0 || not_data.iter().any(|&kind| flagged.has(kind)) {
         return None;
     }
-    let seen = seen_at(fwd, segment);
+    let seen = seen_at(fwd, rev, segment, rtts.to_sender_ns);
     let now = seen.seen_ns;
     // The receiver asked for this very segment with duplicate ACKs and the
     // sender answered at once: it did not wait for a timer (Wireshark's

@@ -12,13 +12,24 @@
 //! Seen at the sender's side nothing queues before the capture point and
 //! this reads zero; seen at the receiver's, behind a bottleneck, it is the
 //! standing queue that the fixed round trip of the handshake misses.
+//!
+//! The echo bounds it. A segment echoes (TSecr) the newest TSval of the
+//! peer's that reached its sender, so it left no sooner than a round trip
+//! after the capture point first saw the peer send that TSval: what it
+//! queued is at most its arrival less that. A clock whose tick is none of
+//! those known is thereby kept from inventing queues.
+
+use std::collections::VecDeque;
 
 use crate::seq;
 
 /// The tick lengths TCP stacks count TSval in: a microsecond, a millisecond
-/// (Linux since 4.13, the BSDs, macOS, Windows), and the 4 ms and 10 ms
-/// jiffies of older Linux kernels.
-const TICKS_NS: [i64; 4] = [1_000, 1_000_000, 4_000_000, 10_000_000];
+/// (Linux since 4.13, the BSDs, macOS, Windows), the 4 ms and 10 ms
+/// jiffies of older Linux kernels, and the 500 ms slow timer of older BSDs.
+const TICKS_NS: [i64; 5] = [1_000, 1_000_000, 4_000_000, 10_000_000, 500_000_000];
+
+/// TSvals remembered for the peer to echo; an echo older than these gives no bound.
+const STAMPS_KEPT: usize = 4096;
 
 /// Ticks a span must cover before the clock is read: a wrong tick has
 /// drifted by this many ticks' difference by then.
@@ -73,6 +84,39 @@ impl SenderClock {
     }
 }
 
+/// When the capture point first saw each of a side's recent TSvals.
+#[derive(Debug, Default)]
+pub struct Stamps {
+    first_seen: VecDeque<(u32, i64)>,
+}
+
+impl Stamps {
+    pub fn note(&mut self, tsval: u32, seen_ns: i64) {
+        if self
+            .first_seen
+            .back()
+            .is_some_and(|&(last, _)| !seq::after(tsval, last))
+        {
+            return;
+        }
+        if self.first_seen.len() == STAMPS_KEPT {
+            self.first_seen.pop_front();
+        }
+        self.first_seen.push_back((tsval, seen_ns));
+    }
+
+    /// When `tsval` was first seen, if it is still remembered.
+    pub fn first_seen_ns(&self, tsval: u32) -> Option<i64> {
+        let index = self
+            .first_seen
+            .partition_point(|&(stamp, _)| seq::before(stamp, tsval));
+        self.first_seen
+            .get(index)
+            .filter(|&&(stamp, _)| stamp == tsval)
+            .map(|&(_, seen_ns)| seen_ns)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +140,17 @@ mod tests {
         }
         // Sent 30 ms after the first, seen 80 ms after it: 50 ms queued, less a tick.
         assert_eq!(clock.queued_ns(80 * MS, 30), Some(49 * MS));
+    }
+
+    #[test]
+    fn an_echo_is_found_by_the_stamp_it_echoes() {
+        let mut stamps = Stamps::default();
+        stamps.note(10, 100);
+        stamps.note(10, 150);
+        stamps.note(12, 300);
+        assert_eq!(stamps.first_seen_ns(10), Some(100));
+        assert_eq!(stamps.first_seen_ns(12), Some(300));
+        assert_eq!(stamps.first_seen_ns(11), None);
     }
 
     #[test]

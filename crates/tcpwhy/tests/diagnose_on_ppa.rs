@@ -25,7 +25,7 @@ enum Expect {
 
 use Expect::*;
 
-const PINNED: [(&str, Expect); 20] = [
+const PINNED: [(&str, Expect); 21] = [
     // tshark: one 648-byte segment sent six times, 0.2, 0.6, 1.2, 2.4, 4.8 s
     // apart (the retransmission timeout doubling), never acknowledged, and
     // not a packet from the peer: the peer is gone, not a lossy path.
@@ -161,6 +161,9 @@ const PINNED: [(&str, Expect); 20] = [
     // tshark: the server's frame 20 resends data the client had already
     // acknowledged (a spurious retransmission): no loss cost the page anything.
     ("ppa1e_http.cap", NoneOf(&["packet_loss", "tail_loss"])),
+    // tshark: a telnet session whose server stamps TSval on a 500 ms clock,
+    // at most 488 bytes in flight: nothing queues on the way.
+    ("ppa1e_telnet.pcap", NoneOf(&["bottleneck_link"])),
 ];
 
 fn ppa(name: &str) -> PathBuf {
