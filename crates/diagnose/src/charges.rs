@@ -11,6 +11,7 @@
 //! up to the ledgers' own.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tcp::{ConnectionSummary, DirectionSummary, RttStats};
@@ -119,6 +120,9 @@ pub struct Context {
     /// SYNs were lost no more often than the data: the path's loss, not a
     /// listen queue or a filter, made the handshakes wait.
     pub syn_loss_is_path_loss: bool,
+    /// Paths (client and server address) on which some connection's round
+    /// trips rose with its bytes in flight to a standing queue.
+    pub queued_paths: FxHashSet<(IpAddr, IpAddr)>,
 }
 
 /// Every cause's total, over all transactions.
@@ -169,7 +173,7 @@ fn assign(
         // A standing queue means the link is full: whatever holds the bytes
         // in flight above what the path carries only adds to the queue.
         Part::Transfer | Part::CongestionWindow | Part::SendBuffer
-            if queue_builds(t, connection) =>
+            if queue_builds(t, connection, context) =>
         {
             single(Cause::BottleneckLink)
         }
@@ -238,8 +242,15 @@ fn follows_without_client_wait(t: &Transaction, connection: Option<&ConnectionSu
 }
 
 /// The transaction's main direction shows round trips growing with the
-/// bytes in flight: a queue standing before a bottleneck link.
-fn queue_builds(t: &Transaction, connection: Option<&ConnectionSummary>) -> bool {
+/// bytes in flight: a queue standing before a bottleneck link. Or they
+/// stand well above the least on a path where another connection's rise
+/// with its bytes in flight: connections sharing a link share its queue,
+/// and each one's round trips follow all their bytes in flight, not its own.
+fn queue_builds(
+    t: &Transaction,
+    connection: Option<&ConnectionSummary>,
+    context: &Context,
+) -> bool {
     let Some(c) = connection else {
         return false;
     };
@@ -249,6 +260,15 @@ fn queue_builds(t: &Transaction, connection: Option<&ConnectionSummary>) -> bool
         &c.server_to_client
     };
     shows_queue(c, data)
+        || (context.queued_paths.contains(&path(c))
+            && [data.rtt, data.release_lag]
+                .iter()
+                .any(|samples| stands(c, data, samples)))
+}
+
+/// The client's and the server's address.
+pub fn path(c: &ConnectionSummary) -> (IpAddr, IpAddr) {
+    (c.client.ip, c.server.ip)
 }
 
 /// Round trips that rise with the bytes in flight and stand well above the
@@ -261,20 +281,25 @@ pub fn shows_queue(c: &ConnectionSummary, data: &DirectionSummary) -> bool {
 
 /// The round-trip samples of `data` that show a queue building, if any do.
 pub fn queue_samples(c: &ConnectionSummary, data: &DirectionSummary) -> Option<RttStats> {
-    let rate = data.unique_payload_bytes as f64 / (c.duration_ms / 1e3).max(1e-9);
-    let segment_ms = data.largest_segment as f64 / rate.max(1.0) * 1e3;
     [data.rtt, data.release_lag].into_iter().find(|samples| {
         let rising = samples
             .in_flight_correlation
             .is_some_and(|r| r >= QUEUE_CORRELATION);
-        let standing = match (samples.min_ms, samples.median_ms) {
-            (Some(least), Some(median)) => {
-                median >= QUEUE_RTT_RATIO * least && median - least >= segment_ms
-            }
-            _ => false,
-        };
-        rising && standing
+        rising && stands(c, data, samples)
     })
+}
+
+/// The typical round trip stands well above the least, by more than one
+/// segment takes to cross at the flow's rate (a queue holds at least a packet).
+fn stands(c: &ConnectionSummary, data: &DirectionSummary, samples: &RttStats) -> bool {
+    let rate = data.unique_payload_bytes as f64 / (c.duration_ms / 1e3).max(1e-9);
+    let segment_ms = data.largest_segment as f64 / rate.max(1.0) * 1e3;
+    match (samples.min_ms, samples.median_ms) {
+        (Some(least), Some(median)) => {
+            median >= QUEUE_RTT_RATIO * least && median - least >= segment_ms
+        }
+        _ => false,
+    }
 }
 
 /// A ledger's time that someone waited through: all of it but the client's

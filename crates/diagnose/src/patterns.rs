@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 use timeline::Tick;
 use transactions::Part;
 
-use crate::charges::Context;
+use crate::charges::{self, Context};
 use crate::rules::{
     DEAD_AFTER_RESENDS, LOSS_BURST_GAP_MS, PATTERN_REPEATS, PERIOD_TOLERANCE, SIGNIFICANCE,
 };
@@ -43,6 +43,16 @@ pub fn context(inputs: &Inputs) -> Context {
             .map(|c| c.id)
             .collect(),
         syn_loss_is_path_loss: syn_loss_explained_by_data_loss(inputs),
+        queued_paths: inputs
+            .connections
+            .iter()
+            .filter(|c| {
+                [&c.client_to_server, &c.server_to_client]
+                    .iter()
+                    .any(|data| charges::shows_queue(c, data))
+            })
+            .map(charges::path)
+            .collect(),
     }
 }
 
