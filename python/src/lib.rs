@@ -257,10 +257,19 @@ fn conclude_to_ipc(
     Ok(outcome(py, streams, &failures))
 }
 
+/// An empty Arrow IPC stream of the segment records' schema.
+#[pyfunction]
+fn segment_schema(py: Python<'_>) -> PyResult<Py<PyBytes>> {
+    let batch = segments::to_batch(&[]).map_err(arrow_error)?;
+    let bytes = columns::ipc::stream_bytes(&batch).map_err(arrow_error)?;
+    Ok(PyBytes::new(py, &bytes).unbind())
+}
+
 #[pymodule]
 fn _tcpwhy(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(analyze_to_ipc, module)?)?;
     module.add_function(wrap_pyfunction!(plan_files, module)?)?;
+    module.add_function(wrap_pyfunction!(segment_schema, module)?)?;
     module.add_function(wrap_pyfunction!(conclude_to_ipc, module)?)?;
     module.add_class::<FileDecoder>()?;
     module.add_class::<PartAnalyzer>()?;

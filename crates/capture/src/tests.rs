@@ -723,7 +723,9 @@ fn one_broken_file_alone_is_an_error() {
     let file = TempFile::new("alone.pcap", &cut);
     let mut merged = MergedReader::open(&[file.name()]).unwrap();
     assert!(merged.next_frame().unwrap().is_some());
-    let error = merged.next_frame().err().expect("the cut record fails");
+    let Err(error) = merged.next_frame() else {
+        panic!("the cut record should fail");
+    };
     assert_eq!(error.path, file.name());
     let text = TempFile::new("alone.txt", b"not a capture at all");
     assert!(MergedReader::open(&[text.name(), text.name()]).is_err());
