@@ -31,7 +31,7 @@ from ._tcpwhy import FileDecoder, PartAnalyzer, conclude_to_ipc, plan_files, seg
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["analyze"]
+__all__ = ["analyze", "local_session"]
 
 # Segment records per batch a decoding task hands to Spark.
 RECORDS_PER_BATCH = 65536
@@ -82,6 +82,26 @@ def analyze(
     finally:
         decoded.unpersist()
     return _analysis(*conclude_to_ipc(surveys, [bytes(row.part) for row in parts], memory_bytes))
+
+
+def local_session(cores: int = 2) -> "SparkSession":
+    """A Spark session on this machine with ``cores`` executor cores, its
+    tasks run by this Python: to try the analysis without a cluster."""
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName("tcpwhy")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
 
 
 def _decoded_schema() -> pa.Schema:

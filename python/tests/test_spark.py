@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,19 +21,8 @@ TABLES = ["connections", "transactions", "events", "timeline", "findings", "ledg
 
 @pytest.fixture(scope="module")
 def spark():
-    # The executors' Python must be this one, which has tcpwhy and pyarrow.
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("tcpwhy-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session = tcpwhy.spark.local_session(2)
+    session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()
 
