@@ -36,7 +36,12 @@ def rotated(capture: Path, megabytes: int) -> list:
             check=True, stderr=subprocess.DEVNULL,
         )
         partial.rename(directory)
-    return sorted(map(str, directory.iterdir()))
+    # In the order tcpdump wrote them (ring, ring1, ring2, …, ring10): a file
+    # may end at the very time the next begins, and the earlier given goes first.
+    def written(path: Path) -> int:
+        return int(path.name.removeprefix("ring") or 0)
+
+    return [str(path) for path in sorted(directory.iterdir(), key=written)]
 
 
 def tcp_segments(files: list) -> int:

@@ -46,7 +46,11 @@ def analyze(
     partitions: Optional[int] = None,
     memory_bytes: Optional[int] = None,
 ) -> Analysis:
-    """Analyses the files of one capture (a rotating capture's files, in any order) on ``spark``.
+    """Analyses the files of one capture (a rotating capture's files) on ``spark``.
+
+    The files may be given in any order, except that where one ends at the
+    very time the next begins, the earlier written must come first, as the
+    command line would then read it first (``ring9`` before ``ring10``).
 
     ``partitions`` is how many groups of connections are analysed apart (the
     cluster's default parallelism unless given); ``memory_bytes`` is each

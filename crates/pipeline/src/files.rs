@@ -146,7 +146,8 @@ impl fmt::Display for Overlap {
         write!(
             f,
             "{} and {} overlap in time: files analysed apart must follow each other, \
-             as a rotating capture writes them; analyse captures from several points \
+             as a rotating capture writes them, given in the order written where one \
+             ends at the time the next begins; analyse captures from several points \
              in one process",
             self.earlier, self.later
         )
