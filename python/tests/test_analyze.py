@@ -183,3 +183,26 @@ def test_other_threads_run_while_a_capture_is_read():
     finally:
         sys.setswitchinterval(interval)
     assert state["seen_reading"]
+
+
+def test_a_bad_file_among_several_is_named_and_the_others_are_read(tmp_path):
+    captures = ROOT / "tests" / "captures"
+    data = (captures / "zero_window.pcap").read_bytes()
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(data[: len(data) - 7])
+    text = tmp_path / "notes.txt"
+    text.write_text("not a capture\n")
+    whole = captures / "pool_queueing.pcap"
+    result = tcpwhy.analyze([whole, cut, text])
+    failed = {Path(failure.path).name: failure for failure in result.failures}
+    assert set(failed) == {"cut.pcap", "notes.txt"}
+    assert failed["cut.pcap"].offset > 24 and failed["cut.pcap"].frames_read > 0
+    assert "cut.pcap" in failed["cut.pcap"].message and "at byte" in failed["cut.pcap"].message
+    alone = tcpwhy.analyze(whole)
+    with_cut = tcpwhy.analyze([whole, cut])
+    # Every connection of the whole file is there, and those of the cut file before its end.
+    servers = set(result.connections.column("server").to_pylist())
+    assert set(alone.connections.column("server").to_pylist()) <= servers
+    assert result.connections.num_rows == with_cut.connections.num_rows > alone.connections.num_rows
+    with pytest.raises(tcpwhy.CaptureError):
+        tcpwhy.analyze([text, text])

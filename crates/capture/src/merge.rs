@@ -7,43 +7,77 @@ use std::collections::BinaryHeap;
 use crate::{open, CaptureError, CaptureReader, Frame, MapAhead};
 
 /// Reads several files as one capture, always taking the earliest next frame
-/// (ties go to the earlier file). Frames are renumbered from 1.
+/// (ties go to the earlier file). Frames are renumbered from 1. Of several
+/// files, one that cannot be read to its end stops at its error, which
+/// [`MergedReader::failures`] keeps, and the others are read on.
 pub struct MergedReader {
     readers: Vec<CaptureReader>,
+    /// Each reader's place among the files given.
+    sources: Vec<usize>,
     /// Next timestamp and index of each reader with frames left; unused for one file.
     queue: BinaryHeap<Reverse<(i64, usize)>>,
     /// The reader that handed out the last frame, to be queued again.
     last: Option<usize>,
     frames: u64,
+    /// Several files were given: they are merged, and a failed one left behind.
+    merging: bool,
+    /// The files that failed, by their place among the files given.
+    failures: Vec<(usize, CaptureError)>,
 }
 
 impl MergedReader {
+    /// Fails only when no file opens: of several, the ones that do are read.
     pub fn open(paths: &[String]) -> Result<MergedReader, CaptureError> {
-        let readers = paths
-            .iter()
-            .map(|path| open(path))
-            .collect::<Result<Vec<_>, _>>()?;
         let mut merged = MergedReader {
-            queue: BinaryHeap::with_capacity(readers.len()),
+            readers: Vec::with_capacity(paths.len()),
+            sources: Vec::with_capacity(paths.len()),
+            queue: BinaryHeap::with_capacity(paths.len()),
             last: None,
             frames: 0,
-            readers,
+            merging: paths.len() > 1,
+            failures: Vec::new(),
         };
-        if merged.readers.len() > 1 {
+        for (source, path) in paths.iter().enumerate() {
+            match open(path) {
+                Ok(reader) => {
+                    merged.readers.push(reader);
+                    merged.sources.push(source);
+                }
+                Err(error) => merged.failures.push((source, error)),
+            }
+        }
+        if merged.readers.is_empty() {
+            if let Some((_, error)) = merged.failures.pop() {
+                return Err(error);
+            }
+        }
+        if merged.merging {
             for index in 0..merged.readers.len() {
-                merged.enqueue(index)?;
+                merged.enqueue(index);
             }
         }
         Ok(merged)
     }
 
+    /// The next frame in time; an error only when a single file was given.
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
-        let Some(source) = self.earliest()? else {
+        let index = if self.merging {
+            if let Some(last) = self.last.take() {
+                self.enqueue(last);
+            }
+            let Some(Reverse((_, index))) = self.queue.pop() else {
+                return Ok(None);
+            };
+            self.last = Some(index);
+            index
+        } else {
+            0
+        };
+        let source = self.sources[index];
+        let Some(reader) = self.readers.get_mut(index) else {
             return Ok(None);
         };
-        let Some(reader) = self.readers.get_mut(source) else {
-            return Ok(None);
-        };
+        // Once its next timestamp is known, a reader holds the whole record.
         let Some(frame) = reader.next_frame()? else {
             return Ok(None);
         };
@@ -55,27 +89,21 @@ impl MergedReader {
         }))
     }
 
-    /// The reader whose next frame comes first.
-    fn earliest(&mut self) -> Result<Option<usize>, CaptureError> {
-        if self.readers.len() == 1 {
-            return Ok(Some(0));
+    /// Queues a reader by its next frame's time, unless it has none left or
+    /// fails to say.
+    fn enqueue(&mut self, index: usize) {
+        match self.readers[index].peek_timestamp() {
+            Ok(Some(timestamp)) => self.queue.push(Reverse((timestamp, index))),
+            Ok(None) => {}
+            Err(error) => self.failures.push((self.sources[index], error)),
         }
-        if let Some(last) = self.last.take() {
-            self.enqueue(last)?;
-        }
-        self.last = self.queue.pop().map(|Reverse((_, index))| index);
-        Ok(self.last)
     }
 
-    /// Queues a reader by its next frame's time, unless it has none left.
-    fn enqueue(&mut self, index: usize) -> Result<(), CaptureError> {
-        let Some(reader) = self.readers.get_mut(index) else {
-            return Ok(());
-        };
-        if let Some(timestamp) = reader.peek_timestamp()? {
-            self.queue.push(Reverse((timestamp, index)));
-        }
-        Ok(())
+    /// The files that failed so far, in the order given.
+    pub fn failures(&self) -> Vec<CaptureError> {
+        let mut failures = self.failures.clone();
+        failures.sort_by_key(|(source, _)| *source);
+        failures.into_iter().map(|(_, error)| error).collect()
     }
 
     /// For one mapped file: a handle that maps its pages ahead of this
@@ -83,7 +111,7 @@ impl MergedReader {
     /// (see [`MapAhead`]).
     pub fn map_ahead(&self) -> Option<MapAhead> {
         match self.readers.as_slice() {
-            [reader] => reader.map_ahead(),
+            [reader] if !self.merging => reader.map_ahead(),
             _ => None,
         }
     }

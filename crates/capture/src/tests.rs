@@ -694,27 +694,41 @@ fn merging_one_file_passes_its_frames_through() {
 }
 
 #[test]
-fn merge_stops_at_a_broken_file_with_its_name() {
+fn a_broken_file_stops_with_its_name_and_the_others_are_read_on() {
     let mut cut = pcap_at(LITTLE, &[1, 2, 3]);
     cut.truncate(cut.len() - 1);
     let files = [
         TempFile::new("ok.pcap", &pcap_at(LITTLE, &[1, 2, 3])),
         TempFile::new("cut.pcap", &cut),
+        TempFile::new("text.pcap", b"not a capture at all"),
     ];
     let names: Vec<String> = files.iter().map(TempFile::name).collect();
     let mut merged = MergedReader::open(&names).unwrap();
-    let mut frames = 0;
-    let error = loop {
-        match merged.next_frame() {
-            Ok(Some(_)) => frames += 1,
-            Ok(None) => panic!("the cut file should fail"),
-            Err(error) => break error,
-        }
+    let mut seen = Vec::new();
+    while let Some(frame) = merged.next_frame().unwrap() {
+        seen.push((frame.timestamp_ns / SECOND, frame.source));
+    }
+    assert_eq!(seen, [(1, 0), (1, 1), (2, 0), (2, 1), (3, 0)]);
+    let failures = merged.failures();
+    let failed: Vec<&str> = failures.iter().map(|error| error.path.as_str()).collect();
+    assert_eq!(failed, [names[1].as_str(), names[2].as_str()]);
+    assert_eq!(failures[0].reason, "truncated packet record (frame 3)");
+    assert_eq!(failures[0].offset, 24 + 2 * 36);
+}
+
+#[test]
+fn one_broken_file_alone_is_an_error() {
+    let mut cut = pcap_at(LITTLE, &[1, 2]);
+    cut.truncate(cut.len() - 1);
+    let file = TempFile::new("alone.pcap", &cut);
+    let mut merged = MergedReader::open(&[file.name()]).unwrap();
+    assert!(merged.next_frame().unwrap().is_some());
+    let Err(error) = merged.next_frame() else {
+        panic!("the cut record should fail");
     };
-    assert_eq!(frames, 4);
-    assert_eq!(error.path, names[1]);
-    assert_eq!(error.reason, "truncated packet record (frame 3)");
-    assert_eq!(error.offset, 24 + 2 * 36);
+    assert_eq!(error.path, file.name());
+    let text = TempFile::new("alone.txt", b"not a capture at all");
+    assert!(MergedReader::open(&[text.name(), text.name()]).is_err());
 }
 
 /// A pcap file larger than the steps in which a mapped file's pages are

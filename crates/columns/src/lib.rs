@@ -7,6 +7,7 @@ pub mod ipc;
 pub mod parquet;
 mod rows;
 pub mod schema;
+pub mod segments;
 
 pub use rows::{ConnectionRow, LedgerRow};
 
@@ -88,6 +89,29 @@ pub fn analyze(
         return Err(Error::Interrupted);
     }
     Tables::of(&analysis, &events)
+}
+
+/// Reads the files once (merged by time) and returns every table with the
+/// errors of the files that could not be read to their end, whose frames
+/// before the error count; an error when no file could.
+pub fn analyze_files(
+    paths: &[String],
+    settings: Stages,
+    progress: impl ReadProgress,
+) -> Result<(Tables, Vec<CaptureError>), Error> {
+    let mut events = Vec::new();
+    let analysis = pipeline::analyze(paths, all_stages(settings), progress, |event| {
+        events.push(*event)
+    })
+    .map_err(Error::Capture)?;
+    if analysis.interrupted {
+        return Err(Error::Interrupted);
+    }
+    let mut failures = analysis.failures();
+    if failures.len() == paths.len() && !failures.is_empty() {
+        return Err(Error::Capture(failures.swap_remove(0)));
+    }
+    Ok((Tables::of(&analysis, &events)?, failures))
 }
 
 impl Tables {

@@ -11,7 +11,10 @@
 //! stages after the tracker see.
 
 mod copies;
+pub mod files;
+pub mod part;
 mod select;
+mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -21,7 +24,7 @@ use std::time::Duration;
 use capture::{CaptureError, Frame, MergedReader};
 use copies::CopyFilter;
 use decode::{NonTcp, Segment, Skip};
-use diagnose::{Evidence, Finding, Inputs};
+use diagnose::{Evidence, Finding};
 use rustc_hash::FxHashSet;
 use tcp::{
     ConnectionSummary, Departed, Event, EventKind, SegmentView, Tracker, Trimmed, UnansweredSyns,
@@ -29,8 +32,13 @@ use tcp::{
 use timeline::{Series, Tick, Timeline};
 use transactions::{Builder, ConnectionLedger, Transaction};
 
+pub use files::{
+    conclude_parts, flow_key, plan, FileDecoder, FileSurvey, Overlap, PartAnalyzer, Plan,
+};
+pub use part::Part;
 use select::Selecting;
 pub use select::{Instant, Network, Selection};
+pub use wire::Malformed;
 
 /// Told how far the read has got, for a progress bar; `finish` once it is over.
 pub trait ReadProgress: Send + 'static {
@@ -103,7 +111,10 @@ pub struct Analysis {
     /// are counted (and a selection's window resolved). None without TCP.
     pub first_ns: Option<i64>,
     /// The error that stopped the read, if any: the results are then partial.
+    /// Of several files, the first given that failed; the others read on.
     pub error: Option<CaptureError>,
+    /// The errors of the other files that failed, in the order given.
+    pub other_failures: Vec<CaptureError>,
     /// True when [`stop_reading`] ended the read early: the results are then partial.
     pub interrupted: bool,
     /// When a tick asked for was too fine for the capture: the smallest that
@@ -131,6 +142,8 @@ pub struct Clock {
     /// Frames stamped before 1896 or after 2116, counted at the nearest bound.
     pub out_of_range: u64,
     #[serde(skip)]
+    first_ns: Option<i64>,
+    #[serde(skip)]
     latest_ns: Option<i64>,
 }
 
@@ -142,6 +155,7 @@ impl Clock {
             self.out_of_range += 1;
         }
         let Some(latest) = self.latest_ns else {
+            self.first_ns = Some(timestamp_ns);
             self.latest_ns = Some(timestamp_ns);
             return;
         };
@@ -156,12 +170,41 @@ impl Clock {
         self.latest_ns = Some(latest.max(timestamp_ns));
     }
 
+    /// Counts `later` as though its frames had been observed after these:
+    /// exact when all of them come at or after the latest of these, as the
+    /// files of a rotating capture do.
+    pub fn append(&mut self, later: &Clock) {
+        let (Some(latest), Some(next)) = (self.latest_ns, later.first_ns) else {
+            if self.latest_ns.is_none() {
+                *self = later.clone();
+            }
+            return;
+        };
+        let out_of_range = self.out_of_range + later.out_of_range;
+        self.observe(next);
+        self.steps_back += later.steps_back;
+        self.largest_step_back_ms = self.largest_step_back_ms.max(later.largest_step_back_ms);
+        self.jumps += later.jumps;
+        self.largest_jump_s = self.largest_jump_s.max(later.largest_jump_s);
+        self.out_of_range = out_of_range;
+        self.latest_ns = later.latest_ns.map(|ns| ns.max(latest));
+    }
+
     pub fn is_steady(&self) -> bool {
         self.steps_back == 0 && self.jumps == 0 && self.out_of_range == 0
     }
 }
 
 impl Analysis {
+    /// The errors of every file that failed, in the order given.
+    pub fn failures(&self) -> Vec<CaptureError> {
+        self.error
+            .iter()
+            .chain(&self.other_failures)
+            .cloned()
+            .collect()
+    }
+
     /// What the reader should know to trust the results: what the memory
     /// budget left out, what the clock did, and why nothing was found in
     /// frames that were all skipped. One sentence each; none when all is well.
@@ -235,6 +278,46 @@ pub struct Counts {
     pub other_traffic: OtherTraffic,
 }
 
+/// What the decode stage counts as frames go by: every frame, those
+/// without a usable TCP segment by reason and protocol, and the clock of the
+/// TCP segments.
+#[derive(Debug, Default, Clone)]
+pub struct ReadCounts {
+    pub frames: u64,
+    pub skipped: SkipCounts,
+    pub other_traffic: OtherTraffic,
+    pub clock: Clock,
+}
+
+impl ReadCounts {
+    /// One frame and what decoding made of it.
+    pub fn count(&mut self, decoded: &Result<Segment, Skip>) {
+        self.frames += 1;
+        match decoded {
+            Ok(segment) => self.clock.observe(segment.timestamp_ns),
+            Err(skip) => {
+                self.skipped.add(*skip);
+                if let Skip::NotIp(protocol) | Skip::NotTcp(protocol) = skip {
+                    self.other_traffic.add(*protocol);
+                }
+            }
+        }
+    }
+
+    /// Adds the counts of frames that came after these (see [`Clock::append`]).
+    pub fn append(&mut self, later: &ReadCounts) {
+        self.frames += later.frames;
+        self.skipped.add_all(&later.skipped);
+        self.other_traffic.add_all(&later.other_traffic);
+        self.clock.append(&later.clock);
+    }
+
+    /// The first TCP segment's time: the capture's start.
+    pub fn first_segment_ns(&self) -> Option<i64> {
+        self.clock.first_ns
+    }
+}
+
 /// Frames that held no TCP, by protocol: what a capture of little TCP holds.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct OtherTraffic {
@@ -257,6 +340,13 @@ impl OtherTraffic {
 
     pub fn total(&self) -> u64 {
         self.udp + self.icmp + self.arp + self.other
+    }
+
+    fn add_all(&mut self, other: &OtherTraffic) {
+        self.udp += other.udp;
+        self.icmp += other.icmp;
+        self.arp += other.arp;
+        self.other += other.other;
     }
 }
 
@@ -291,6 +381,15 @@ impl SkipCounts {
         } else {
             phrases.join(", ")
         }
+    }
+
+    fn add_all(&mut self, other: &SkipCounts) {
+        self.unsupported_link_type += other.unsupported_link_type;
+        self.not_ip += other.not_ip;
+        self.not_tcp += other.not_tcp;
+        self.ip_fragment += other.ip_fragment;
+        self.truncated_header += other.truncated_header;
+        self.malformed_header += other.malformed_header;
     }
 
     fn add(&mut self, skip: Skip) {
@@ -350,10 +449,8 @@ impl Batch {
         }
         let start = self.payloads.len();
         if let Ok(segment) = &segment {
-            let payload = segment.payload(frame.data);
-            if transactions::name::may_name(payload) {
-                self.payloads.extend_from_slice(payload);
-            }
+            self.payloads
+                .extend_from_slice(naming_payload(segment, frame.data));
         }
         let payload = start..self.payloads.len();
         self.decoded.push(Decoded { segment, payload });
@@ -413,22 +510,19 @@ pub fn analyze_observed(
     let reading =
         thread::spawn(move || read(reader, copies, sender, recycled, progress, reader_filling));
     let mut analyzer = Analyzer::new(stages);
-    let mut frames = 0;
-    let mut copies_left_out = 0;
+    let mut read = ReadCounts::default();
     let mut analyze_batch = |mut batch: Batch| {
         if let Some(map_ahead) = &mut map_ahead {
             map_ahead.advance(batch.read_up_to);
         }
-        frames += batch.decoded.len() as u64 + batch.copies;
-        copies_left_out += batch.copies;
+        read.frames += batch.copies;
+        analyzer.copies += batch.copies;
         for decoded in &batch.decoded {
-            match &decoded.segment {
-                Ok(segment) => {
-                    let payload = &batch.payloads[decoded.payload.clone()];
-                    let view = analyzer.segment(segment, payload);
-                    on_segment(&view);
-                }
-                Err(skip) => analyzer.skipped(*skip),
+            read.count(&decoded.segment);
+            if let Ok(segment) = &decoded.segment {
+                let payload = &batch.payloads[decoded.payload.clone()];
+                let view = analyzer.segment(segment, payload);
+                on_segment(&view);
             }
         }
         analyzer.drain_events(&mut on_event);
@@ -450,14 +544,15 @@ pub fn analyze_observed(
             Err(mpsc::RecvTimeoutError::Disconnected) => break false,
         }
     };
-    let error = if interrupted {
+    let failures = if interrupted {
         // The reader may be waiting on its input: it is left to end with the process.
-        None
+        Vec::new()
     } else {
         reading.join().expect("reader thread panicked")
     };
-    let mut analysis = analyzer.finish(frames, error);
-    analysis.counts.copies = copies_left_out;
+    let mut failures = failures.into_iter();
+    let mut analysis = analyzer.finish(read, failures.next());
+    analysis.other_failures = failures.collect();
     analysis.interrupted = interrupted;
     Ok(analysis)
 }
@@ -481,18 +576,11 @@ fn take_pending(filling: &Mutex<Batch>, receiver: &mpsc::Receiver<Batch>) -> Vec
 /// tests): each frame decoded, then analysed as [`analyze`] would.
 pub fn analyze_frames<'a>(frames: impl IntoIterator<Item = Frame<'a>>, stages: Stages) -> Analysis {
     let mut analyzer = Analyzer::new(stages);
-    let mut frame_count = 0;
+    let mut read = ReadCounts::default();
     for frame in frames {
-        frame_count += 1;
-        match decode::decode(&frame) {
-            Ok(segment) => {
-                analyzer.segment(&segment, segment.payload(frame.data));
-            }
-            Err(skip) => analyzer.skipped(skip),
-        }
-        analyzer.drain_events(|_| {});
+        analyzer.frame(&frame, &mut read);
     }
-    analyzer.finish(frame_count, None)
+    analyzer.finish(read, None)
 }
 
 /// The stages in one thread over a capture held in memory, reading at most
@@ -500,26 +588,16 @@ pub fn analyze_frames<'a>(frames: impl IntoIterator<Item = Frame<'a>>, stages: S
 pub fn analyze_bytes(bytes: &[u8], stages: Stages, max_frames: u64) -> Analysis {
     let reader =
         capture::CaptureReader::from_reader("memory", std::io::Cursor::new(bytes.to_vec()));
+    let mut read = ReadCounts::default();
     let mut reader = match reader {
         Ok(reader) => reader,
-        Err(error) => return Analyzer::new(stages).finish(0, Some(error)),
+        Err(error) => return Analyzer::new(stages).finish(read, Some(error)),
     };
     let mut analyzer = Analyzer::new(stages);
-    let mut frames = 0;
     let mut error = None;
-    while frames < max_frames {
+    while read.frames < max_frames {
         match reader.next_frame() {
-            Ok(Some(frame)) => {
-                frames += 1;
-                let frame = headers_of(frame);
-                match decode::decode(&frame) {
-                    Ok(segment) => {
-                        analyzer.segment(&segment, segment.payload(frame.data));
-                    }
-                    Err(skip) => analyzer.skipped(skip),
-                }
-                analyzer.drain_events(|_| {});
-            }
+            Ok(Some(frame)) => analyzer.frame(&headers_of(frame), &mut read),
             Ok(None) => break,
             Err(read_error) => {
                 error = Some(read_error);
@@ -527,23 +605,27 @@ pub fn analyze_bytes(bytes: &[u8], stages: Stages, max_frames: u64) -> Analysis 
             }
         }
     }
-    analyzer.finish(frames, error)
+    analyzer.finish(read, error)
 }
 
 /// The stages after decoding, fed one segment at a time: the tracker, and
 /// the transactions, timeline and diagnosis that were asked for, over the
-/// selected traffic.
+/// selected traffic. It runs over every connection of a capture, or over
+/// some of them (see [`part`]).
 pub struct Analyzer {
     tracker: Tracker,
     selecting: Option<Selecting>,
     builder: Option<Builder>,
     evidence: Option<Evidence>,
     timeline: Option<Timeline>,
-    counts: Counts,
     memory_budget_bytes: u64,
     /// Connections retired without a summary whose transactions are still to be dropped.
     to_forget: FxHashSet<u64>,
-    first_ns: Option<i64>,
+    /// The frame that opened each connection, by id.
+    opened: Vec<u64>,
+    tcp_segments: u64,
+    selected_segments: u64,
+    copies: u64,
 }
 
 impl Analyzer {
@@ -562,26 +644,51 @@ impl Analyzer {
             evidence: stages.diagnose.then(Evidence::default),
             timeline: timeline_tick
                 .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick)),
-            counts: Counts::default(),
             memory_budget_bytes,
             to_forget: FxHashSet::default(),
-            first_ns: None,
+            opened: Vec::new(),
+            tcp_segments: 0,
+            selected_segments: 0,
+            copies: 0,
         }
+    }
+
+    /// For some of a capture's connections: the timeline counts from the
+    /// capture's first segment at `first_ns`, as every other part's does.
+    pub fn for_part(stages: Stages, first_ns: Option<i64>) -> Self {
+        let mut analyzer = Analyzer::new(stages);
+        if let Some(origin) = first_ns {
+            analyzer.timeline = analyzer
+                .timeline
+                .map(|timeline| timeline.starting_at(origin));
+        }
+        analyzer
+    }
+
+    /// One frame in one thread: decoded, counted in `read` and analysed.
+    fn frame(&mut self, frame: &Frame, read: &mut ReadCounts) {
+        let decoded = decode::decode(frame);
+        read.count(&decoded);
+        if let Ok(segment) = decoded {
+            self.segment(&segment, segment.payload(frame.data));
+        }
+        self.drain_events(|_| {});
     }
 
     /// One decoded segment; `payload` is its captured payload start (or
     /// empty), read only to name transactions.
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> SegmentView {
-        self.counts.tcp_segments += 1;
-        self.counts.clock.observe(segment.timestamp_ns);
-        self.first_ns.get_or_insert(segment.timestamp_ns);
+        self.tcp_segments += 1;
         let view = self.tracker.process(segment);
+        if view.connection == self.opened.len() as u64 {
+            self.opened.push(segment.frame);
+        }
         if let Some(selecting) = &mut self.selecting {
             if !selecting.keeps(segment, &view) {
                 return view;
             }
         }
-        self.counts.selected_segments += 1;
+        self.selected_segments += 1;
         if let Some(builder) = &mut self.builder {
             builder.observe(&view, payload);
         }
@@ -589,14 +696,6 @@ impl Analyzer {
             count_segment(timeline, segment);
         }
         view
-    }
-
-    /// A frame that held no TCP segment the analysis can use.
-    pub fn skipped(&mut self, skip: Skip) {
-        self.counts.skipped.add(skip);
-        if let Skip::NotIp(protocol) | Skip::NotTcp(protocol) = skip {
-            self.counts.other_traffic.add(protocol);
-        }
     }
 
     /// The analysis events raised since the last call, in frame order:
@@ -647,13 +746,10 @@ impl Analyzer {
         self.to_forget.clear();
     }
 
-    /// Everything, once the input is over: `frames` read in all, and the
-    /// error that stopped the read early, if one did.
-    pub fn finish(mut self, frames: u64, error: Option<CaptureError>) -> Analysis {
+    /// What the per-connection stages found, once the segments are over.
+    pub fn into_part(mut self) -> Part {
         self.keep_within_budget();
         self.forget_departed();
-        let mut counts = self.counts;
-        counts.frames = frames;
         let tcp::Tracked {
             mut connections,
             unanswered_syns,
@@ -666,44 +762,27 @@ impl Analyzer {
             .builder
             .map(|builder| builder.finish())
             .unwrap_or_default();
-        let mut tick_too_fine = None;
-        let ticks = match self.timeline {
-            Some(mut timeline) => {
-                count_ends(&mut timeline, &connections, &transactions);
-                tick_too_fine = timeline.tick_too_fine();
-                if tick_too_fine.is_some() {
-                    Vec::new()
-                } else {
-                    timeline.ticks()
-                }
-            }
-            None => Vec::new(),
-        };
-        let findings = self.evidence.map_or_else(Vec::new, |evidence| {
-            diagnose::diagnose(&Inputs {
-                connections: &connections,
-                transactions: &transactions,
-                ledgers: &ledgers,
-                evidence: &evidence,
-                ticks: &ticks,
-                unanswered_syns: &unanswered_syns,
-            })
-        });
-        Analysis {
+        Part {
             connections,
             unanswered_syns,
             trimmed,
-            memory_budget_bytes: self.memory_budget_bytes,
             transactions,
             ledgers,
-            ticks,
-            findings,
-            counts,
-            first_ns: self.first_ns,
-            error,
-            interrupted: false,
-            tick_too_fine,
+            events: Vec::new(),
+            timeline: self.timeline,
+            opened: self.opened,
+            tcp_segments: self.tcp_segments,
+            selected_segments: self.selected_segments,
+            copies: self.copies,
+            memory_budget_bytes: self.memory_budget_bytes,
         }
+    }
+
+    /// Everything, once the input is over: what reading counted, and the
+    /// error that stopped the read early, if one did.
+    pub fn finish(mut self, read: ReadCounts, error: Option<CaptureError>) -> Analysis {
+        let evidence = self.evidence.take();
+        part::conclude(self.into_part(), evidence, read, error)
     }
 }
 
@@ -774,6 +853,18 @@ fn count_departed(timeline: &mut Timeline, departed: &Departed) {
     }
 }
 
+/// The captured start of `segment`'s payload within `frame_bytes` when it
+/// may name a transaction (HTTP, TLS), else nothing: all a later stage reads
+/// of a payload.
+fn naming_payload<'a>(segment: &Segment, frame_bytes: &'a [u8]) -> &'a [u8] {
+    let payload = segment.payload(frame_bytes);
+    if transactions::name::may_name(payload) {
+        payload
+    } else {
+        &[]
+    }
+}
+
 /// The frame cut to its first [`HEADER_BYTES`], its length on the wire kept.
 fn headers_of(frame: Frame) -> Frame {
     Frame {
@@ -784,7 +875,7 @@ fn headers_of(frame: Frame) -> Frame {
 }
 
 /// Reads and decodes frames into batches, leaving out copies when given a
-/// [`CopyFilter`]; returns the error that stopped it. With `filling`, the
+/// [`CopyFilter`]; returns the errors of the files that failed. With `filling`, the
 /// batch being filled is shared, so the tracking thread can take it when the
 /// input pauses.
 fn read(
@@ -794,7 +885,7 @@ fn read(
     recycled: mpsc::Receiver<Batch>,
     mut progress: impl ReadProgress,
     filling: Option<Arc<Mutex<Batch>>>,
-) -> Option<CaptureError> {
+) -> Vec<CaptureError> {
     let mut own = Batch::new();
     let error = loop {
         let frame = match reader.next_frame() {
@@ -819,5 +910,7 @@ fn read(
     batch.read_up_to = reader.bytes_read();
     let _ = sender.send(std::mem::take(batch));
     progress.finish();
-    error
+    let mut failures = reader.failures();
+    failures.extend(error);
+    failures
 }

@@ -29,6 +29,6 @@ pub use summary::{
     AckClockStats, Close, CloseHow, ConnState, ConnectionSummary, DirectionSummary, Handshake,
     PathRtt, Retransmissions, Role, RttStats, SynOptions, WindowStats,
 };
-pub use syn_flood::{SynAttempt, UnansweredSyns};
+pub use syn_flood::{merge_unanswered, Sources, SynAttempt, UnansweredSyns};
 pub use tracker::{Departed, Tracked, Tracker, Trimmed};
 pub use view::SegmentView;

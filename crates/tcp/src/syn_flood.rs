@@ -38,6 +38,10 @@ pub struct UnansweredSyns {
     pub last_ns: i64,
     /// The first few attempts.
     pub examples: Vec<SynAttempt>,
+    /// The distinct source addresses `sources` counts, to add another
+    /// tracker's to (see [`merge_unanswered`]).
+    #[serde(skip)]
+    pub source_addresses: Sources,
 }
 
 /// One attempt, to look at.
@@ -47,6 +51,33 @@ pub struct SynAttempt {
     pub client: Endpoint,
     pub frame: u64,
     pub timestamp_ns: i64,
+}
+
+/// The lists of several trackers, each over other connections, as one:
+/// counts per server added, distinct sources counted over all of them, the
+/// earliest attempts kept as examples.
+pub fn merge_unanswered(lists: Vec<Vec<UnansweredSyns>>) -> Vec<UnansweredSyns> {
+    let mut servers: FxHashMap<Endpoint, UnansweredSyns> = FxHashMap::default();
+    for syns in lists.into_iter().flatten() {
+        match servers.entry(syns.server) {
+            std::collections::hash_map::Entry::Vacant(vacant) => {
+                vacant.insert(syns);
+            }
+            std::collections::hash_map::Entry::Occupied(mut occupied) => {
+                let merged = occupied.get_mut();
+                merged.attempts += syns.attempts;
+                merged.listed += syns.listed;
+                merged.source_addresses.merge(&syns.source_addresses);
+                merged.sources = merged.source_addresses.estimate();
+                merged.first_ns = merged.first_ns.min(syns.first_ns);
+                merged.last_ns = merged.last_ns.max(syns.last_ns);
+                merged.examples.extend(syns.examples);
+                merged.examples.sort_by_key(|example| example.frame);
+                merged.examples.truncate(EXAMPLES);
+            }
+        }
+    }
+    most_attempted_first(servers.into_values().collect())
 }
 
 /// Every server's unanswered handshakes, as the tracker retires them.
@@ -99,7 +130,7 @@ impl SynCounts {
 
     /// Every server's count, the most attempted first.
     pub fn finish(self) -> Vec<UnansweredSyns> {
-        let mut all: Vec<UnansweredSyns> = self
+        let all: Vec<UnansweredSyns> = self
             .servers
             .into_iter()
             .map(|(server, count)| {
@@ -113,20 +144,26 @@ impl SynCounts {
                     first_ns: count.first_ns,
                     last_ns: count.last_ns,
                     examples,
+                    source_addresses: count.sources,
                 }
             })
             .collect();
-        all.sort_by(|a, b| {
-            b.attempts
-                .cmp(&a.attempts)
-                .then_with(|| a.server.cmp(&b.server))
-        });
-        all
+        most_attempted_first(all)
     }
 }
 
+fn most_attempted_first(mut all: Vec<UnansweredSyns>) -> Vec<UnansweredSyns> {
+    all.sort_by(|a, b| {
+        b.attempts
+            .cmp(&a.attempts)
+            .then_with(|| a.server.cmp(&b.server))
+    });
+    all
+}
+
 /// Distinct addresses: a short exact list, then a HyperLogLog sketch.
-enum Sources {
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sources {
     Exact(Vec<IpAddr>),
     Sketch(Box<[u8; SKETCH_REGISTERS]>),
 }
@@ -146,18 +183,42 @@ impl Sources {
                 }
                 ips.push(ip);
                 if ips.len() > EXACT_SOURCES {
-                    let mut sketch = Box::new([0u8; SKETCH_REGISTERS]);
-                    for &ip in ips.iter() {
-                        sketch_add(&mut sketch, ip);
-                    }
-                    *self = Sources::Sketch(sketch);
+                    *self = Sources::Sketch(self.sketch());
                 }
             }
             Sources::Sketch(sketch) => sketch_add(sketch, ip),
         }
     }
 
-    fn estimate(&self) -> u64 {
+    /// Adds the addresses `other` counted: what one count of both gives.
+    pub fn merge(&mut self, other: &Sources) {
+        match other {
+            Sources::Exact(ips) => ips.iter().for_each(|&ip| self.add(ip)),
+            Sources::Sketch(theirs) => {
+                let mut ours = self.sketch();
+                for (register, &rank) in ours.iter_mut().zip(theirs.iter()) {
+                    *register = (*register).max(rank);
+                }
+                *self = Sources::Sketch(ours);
+            }
+        }
+    }
+
+    /// The addresses as a sketch.
+    fn sketch(&self) -> Box<[u8; SKETCH_REGISTERS]> {
+        match self {
+            Sources::Exact(ips) => {
+                let mut sketch = Box::new([0u8; SKETCH_REGISTERS]);
+                for &ip in ips {
+                    sketch_add(&mut sketch, ip);
+                }
+                sketch
+            }
+            Sources::Sketch(sketch) => sketch.clone(),
+        }
+    }
+
+    pub fn estimate(&self) -> u64 {
         match self {
             Sources::Exact(ips) => ips.len() as u64,
             Sources::Sketch(sketch) => sketch_estimate(sketch),
@@ -212,6 +273,13 @@ mod tests {
             few.add(IpAddr::from((i % 40).to_be_bytes()));
         }
         assert_eq!(few.estimate(), 40);
+        let mut others = Sources::default();
+        for i in 30..100u32 {
+            others.add(IpAddr::from(i.to_be_bytes()));
+        }
+        few.merge(&others);
+        let estimate = few.estimate() as f64;
+        assert!((estimate / 100.0 - 1.0).abs() < 0.06, "{estimate}");
         let mut many = Sources::default();
         for i in 0..1_000_000u32 {
             many.add(IpAddr::from(i.wrapping_mul(2_654_435_761).to_be_bytes()));

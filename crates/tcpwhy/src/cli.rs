@@ -545,6 +545,9 @@ fn exit_code(analysis: &Analysis, fail_on_reached: bool) -> ExitCode {
         );
         return ExitCode::from(EXIT_INTERRUPTED);
     }
+    for other in &analysis.other_failures {
+        eprintln!("tcpwhy: {other}: the other files were read on");
+    }
     if let Some(error) = &analysis.error {
         if !error.cut_short {
             return bad_input(error);

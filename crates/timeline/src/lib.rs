@@ -52,7 +52,8 @@ pub enum Series {
     TransactionsEnded,
 }
 
-const SERIES: usize = 13;
+/// How many series are counted.
+pub const SERIES: usize = 13;
 
 /// One tick of every series.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -75,6 +76,17 @@ pub struct Tick {
     pub connections_open: u64,
     /// Transactions in progress at some point of this tick.
     pub transactions_in_progress: u64,
+}
+
+/// A timeline's state as plain data: its origin, bin width, whether the
+/// width was set, the counts of each bin by series, and its span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub origin_ns: Option<i64>,
+    pub bin_ns: i64,
+    pub fixed: bool,
+    pub bins: Vec<[u64; SERIES]>,
+    pub span_ns: i64,
 }
 
 /// The series being built.
@@ -109,6 +121,71 @@ impl Timeline {
             bin_ns: tick_ns.max(1),
             fixed: true,
             ..Self::new()
+        }
+    }
+
+    /// Counts from `origin_ns` rather than from the first time added: the
+    /// timelines of several parts of one capture then share their bins.
+    pub fn starting_at(mut self, origin_ns: i64) -> Self {
+        self.origin_ns = Some(origin_ns);
+        self
+    }
+
+    /// Adds `other`'s counts, made from the same origin and tick setting
+    /// (see [`Timeline::starting_at`]): the finer bins are widened to the
+    /// coarser, which each divides, so every count lands where one pass over
+    /// everything would have put it.
+    pub fn merge(&mut self, mut other: Timeline) {
+        if other.origin_ns.is_none() {
+            return;
+        }
+        if self.origin_ns.is_none() {
+            *self = other;
+            return;
+        }
+        while self.bin_ns < other.bin_ns {
+            self.widen();
+        }
+        while other.bin_ns < self.bin_ns {
+            other.widen();
+        }
+        if self.bins.len() < other.bins.len() {
+            self.bins.resize(other.bins.len(), [0; SERIES]);
+        }
+        for (bin, counts) in self.bins.iter_mut().zip(&other.bins) {
+            for (total, count) in bin.iter_mut().zip(counts) {
+                *total += count;
+            }
+        }
+        self.span_ns = self.span_ns.max(other.span_ns);
+    }
+
+    /// Everything the timeline holds, to be carried to another process.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            origin_ns: self.origin_ns,
+            bin_ns: self.bin_ns,
+            fixed: self.fixed,
+            bins: self.bins.clone(),
+            span_ns: self.span_ns,
+        }
+    }
+
+    /// The timeline a [`Snapshot`] was taken of.
+    pub fn restore(snapshot: Snapshot) -> Self {
+        let Snapshot {
+            origin_ns,
+            bin_ns,
+            fixed,
+            bins,
+            span_ns,
+        } = snapshot;
+        Timeline {
+            origin_ns,
+            bin_ns: bin_ns.max(1),
+            fixed,
+            bins,
+            span_ns,
         }
     }
 
@@ -337,6 +414,27 @@ mod tests {
             .map(|t| t.transactions_in_progress)
             .collect();
         assert!(busy.iter().all(|&n| n <= 1), "{busy:?}");
+    }
+
+    #[test]
+    fn parts_counted_from_one_origin_merge_into_what_one_pass_counts() {
+        let times = [0, 3 * SECOND, 70 * SECOND, 70 * SECOND + 1, 4000 * SECOND];
+        let mut whole = Timeline::new();
+        let mut first = Timeline::new().starting_at(0);
+        let mut second = Timeline::new().starting_at(0);
+        for (index, &at) in times.iter().enumerate() {
+            whole.add(at, Series::Packets, 1);
+            let part = if index % 2 == 0 {
+                &mut first
+            } else {
+                &mut second
+            };
+            part.add(at, Series::Packets, 1);
+        }
+        let mut merged = Timeline::restore(second.snapshot());
+        merged.merge(first);
+        assert_eq!(merged.tick_ns(), whole.tick_ns());
+        assert_eq!(merged.ticks(), whole.ticks());
     }
 
     #[test]

@@ -65,6 +65,13 @@ pub struct Transaction {
     pub failure: Option<AppFailure>,
 }
 
+impl Transaction {
+    /// The order transactions are listed in: by when their request began.
+    pub fn capture_order(&self) -> (i64, u64, u32) {
+        (self.request_start_ns, self.connection, self.index)
+    }
+}
+
 /// A server reset this soon after a request's last byte refused it.
 const RESET_AFTER_REQUEST_NS: i64 = 1_000_000_000;
 
@@ -284,7 +291,7 @@ impl Builder {
             }
         }
         let mut done = self.done;
-        done.sort_by_key(|t| (t.request_start_ns, t.connection, t.index));
+        done.sort_by_key(Transaction::capture_order);
         ledgers.sort_by_key(|ledger| ledger.connection);
         for t in &done {
             if let Ok(at) = ledgers.binary_search_by_key(&t.connection, |l| l.connection) {
