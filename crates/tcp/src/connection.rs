@@ -172,16 +172,23 @@ impl Connection {
     /// `direction` and to its receiver: the handshake's split, or the
     /// quickest data-to-ACK sample, whichever is less.
     fn side_rtts(&self, direction: Direction) -> SideRtts {
-        let least = |handshake_ms: Option<f64>, half: &Half| {
+        let least = |handshake_ms: Option<f64>, acking: &Half, sending: &Half| {
             let handshake = handshake_ms.map(|ms| (ms * 1e6) as i64);
-            match (handshake, half.rtt.least_ns()) {
-                (Some(a), Some(b)) => a.min(b),
-                (a, b) => a.or(b).unwrap_or(0),
-            }
+            [
+                handshake,
+                acking.rtt.least_ns(),
+                sending.window_bound.least_ns(),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(0)
         };
-        // A side's data-to-ACK samples time the path to the other side.
-        let to_client = least(self.handshake.rtt_to_client_ms, &self.halves[1]);
-        let to_server = least(self.handshake.rtt_to_server_ms, &self.halves[0]);
+        // A side's data-to-ACK samples time the path to the other side, and
+        // a window's ACK to the data it let go times the path to the sender.
+        let [client, server] = &self.halves;
+        let to_client = least(self.handshake.rtt_to_client_ms, server, client);
+        let to_server = least(self.handshake.rtt_to_server_ms, client, server);
         match direction {
             Direction::ClientToServer => SideRtts {
                 to_sender_ns: to_client,

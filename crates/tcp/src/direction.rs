@@ -11,7 +11,7 @@ use crate::event::{EventKind, EventSet};
 use crate::holes::Holes;
 use crate::ip_id::IpIdCounter;
 use crate::release::{AckOfData, Release, ReleaseTracker, SeenAt, Wait, HOST_REACTION_NS};
-use crate::rtt::RttTracker;
+use crate::rtt::{RttTracker, WindowBound};
 use crate::send_time::{SenderClock, Stamps};
 use crate::seq;
 use crate::summary::DirectionSummary;
@@ -56,6 +56,7 @@ pub struct Half {
     /// The segment last sent again by timeout, and how many times in a row.
     resent_run: Option<(u32, u64)>,
     pub rtt: RttTracker,
+    pub window_bound: WindowBound,
     pub clock: AckClock,
     pub release: ReleaseTracker,
     sender_clock: SenderClock,
@@ -85,6 +86,7 @@ impl Default for Half {
             window_samples: 0,
             resent_run: None,
             rtt: RttTracker::default(),
+            window_bound: WindowBound::default(),
             clock: AckClock::default(),
             release: ReleaseTracker::default(),
             sender_clock: SenderClock::default(),
@@ -190,6 +192,9 @@ pub fn analyze(
     }
     track_clock(fwd, rev, segment, rel, flagged, first_rtt_ns.unwrap_or(0));
     note_ack_of_peer_data(fwd, rev, segment, rel, rtts);
+    if rel.len > 0 {
+        rev.release.peer_sent_data();
+    }
     track_holes(fwd, rev, segment, rel, flagged);
     let wait = release_of(fwd, rev, segment, rel, flagged, rtts, unseen_before);
     let timer = matches!(
@@ -306,6 +311,9 @@ fn note_ack_of_peer_data(
         bare: rel.len == 0,
     };
     rev.release.acked(ack, rtts.to_sender_ns);
+    let window = rel.window.min(u64::from(u32::MAX >> 1)) as u32;
+    rev.window_bound
+        .allowed(rel.ack.wrapping_add(window), segment.timestamp_ns);
 }
 
 /// For a segment carrying data, what released it after the sender's previous data.
@@ -354,6 +362,8 @@ fn release_of(
         fwd.release
             .resent(seen, rel.len, Release::Timer { tail: true }, to_sender)
     } else {
+        let end = rel.seq.wrapping_add(rel.len);
+        fwd.window_bound.sent(end, rel.len, segment.timestamp_ns);
         fwd.release
             .new_data(seen, rel.seq, rel.len, fwd.next_seq, to_sender)
     };

@@ -161,6 +161,12 @@ pub struct ReleaseTracker {
     round_ends_at: Option<u32>,
     /// The end of the sender's newest data.
     sent_up_to: Option<u32>,
+    /// Since the peer last sent data, its delayed ACK of everything has
+    /// already released a small segment. Nagle holds back only what the application
+    /// has written, and what it writes meanwhile joins it; a second small
+    /// segment released the same way was written after the ACK: the
+    /// application writes once per ACK, waiting for each to be acknowledged.
+    small_released_since_peer_data: bool,
     /// From each ACK to the data it let go while the congestion window
     /// limited the sender, against the bytes then in flight: seen at the
     /// receiver, the round trip to the sender and back.
@@ -185,6 +191,12 @@ pub struct AckOfData {
 }
 
 impl ReleaseTracker {
+    /// The peer sent data: a turn of the conversation, after which a small
+    /// segment held for an ACK is Nagle's doing again.
+    pub fn peer_sent_data(&mut self) {
+        self.small_released_since_peer_data = false;
+    }
+
     /// A resend filled a gap the capture had seen in this sender's data: it
     /// was lost before the capture point.
     pub fn gap_seen(&mut self) {
@@ -270,6 +282,9 @@ impl ReleaseTracker {
             let release = self.growing_burst(release, sent_before);
             (since, self.window_stopped_growing(release))
         });
+        if let Some((_, release)) = released {
+            self.small_released_since_peer_data |= self.releases_small(release, len);
+        }
         self.note_peak(end);
         self.sent_up_to = Some(end);
         self.sample_lag(
@@ -468,6 +483,27 @@ impl ReleaseTracker {
         }
     }
 
+    /// A segment short of a full one, after another.
+    fn small_after_small(&self, len: u32) -> bool {
+        let full = self.full_segment();
+        self.last_data_len < full && len < full
+    }
+
+    /// The receiver's delayed ACK of everything released a small segment
+    /// after a small one.
+    fn releases_small(&self, release: Release, len: u32) -> bool {
+        matches!(
+            release,
+            Release::Ack {
+                lacked: Lacked::AllAcked {
+                    ack_delayed: true,
+                    ..
+                },
+                ..
+            }
+        ) && self.small_after_small(len)
+    }
+
     /// What released data ending at `end`: the latest ACK to reach the sender
     /// since its previous data, if the sender acted on it at once; else its
     /// application (nothing was outstanding) or its flight (data was).
@@ -502,10 +538,9 @@ impl ReleaseTracker {
                 Lacked::ReceiveWindow
             }
         } else if covered_all(&ack) {
-            let small = |bytes: u32| bytes < self.full_segment();
             Lacked::AllAcked {
                 ack_delayed: ack.delayed,
-                small_held: small(self.last_data_len) && small(len),
+                small_held: self.small_after_small(len) && !self.small_released_since_peer_data,
             }
         } else {
             Lacked::CongestionWindow {
@@ -580,6 +615,34 @@ mod tests {
                 }
             }
         );
+    }
+
+    #[test]
+    fn small_segments_each_released_by_an_ack_show_a_writer_waiting_not_nagle() {
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1448);
+        let held = |tracker: &mut ReleaseTracker, n: i64| {
+            let start = (n as u32) * 550 + 1;
+            tracker.acked(ack(n * 41_000_000, start - 550, start, 65535, start), 0);
+            match tracker.new_data(n * 41_000_000 + 100, start, 550, start, 0) {
+                Some((
+                    _,
+                    Release::Ack {
+                        lacked: Lacked::AllAcked { small_held, .. },
+                        ..
+                    },
+                )) => small_held,
+                other => panic!("released by {other:?}"),
+            }
+        };
+        tracker.new_data(0, 1, 550, 1, 0);
+        assert!(held(&mut tracker, 1), "the first looks like Nagle");
+        assert!(
+            !held(&mut tracker, 2),
+            "the second was written after the ACK"
+        );
+        tracker.peer_sent_data();
+        assert!(held(&mut tracker, 3), "a new turn starts afresh");
     }
 
     #[test]

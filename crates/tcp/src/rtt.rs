@@ -69,6 +69,83 @@ impl RttTracker {
     }
 }
 
+/// ACKs that moved a window's right edge, kept to time the data they let go.
+const MAX_EDGES: usize = 256;
+
+/// The round trip from the capture point to a sender, bounded from above by
+/// its receive window. A sender that stopped within a segment of the
+/// window's right edge cannot go past it before an ACK moving the edge has
+/// reached it, so from the first ACK seen to allow a byte to that byte
+/// leaving, a round trip at least has passed. This holds at any capture
+/// point, whatever the handshake showed; a sender that went past the edge
+/// as seen shows that some ACK was not seen, and gives no bound.
+#[derive(Debug, Default)]
+pub struct WindowBound {
+    /// (right edge, when first seen), both rising.
+    edges: VecDeque<(u32, i64)>,
+    /// The end of the sender's newest data, and when it was seen.
+    last_sent: Option<(u32, i64)>,
+    largest_segment: u32,
+    least_ns: Option<i64>,
+}
+
+impl WindowBound {
+    /// An ACK seen at `time_ns` let the sender send up to `edge`.
+    pub fn allowed(&mut self, edge: u32, time_ns: i64) {
+        let rises = self
+            .edges
+            .back()
+            .is_none_or(|&(last, _)| seq::after(edge, last));
+        if !rises {
+            return;
+        }
+        if self.edges.len() == MAX_EDGES {
+            self.edges.pop_front();
+        }
+        self.edges.push_back((edge, time_ns));
+    }
+
+    /// New data of `len` bytes ending at `end` was seen at `time_ns`.
+    pub fn sent(&mut self, end: u32, len: u32, time_ns: i64) {
+        self.largest_segment = self.largest_segment.max(len);
+        if let Some(bound) = self.bound(end, time_ns) {
+            self.least_ns = Some(self.least_ns.map_or(bound, |least| least.min(bound)));
+        }
+        self.last_sent = Some((end, time_ns));
+        // Only the edge in force now, and later ones, can time later data.
+        while self.edges.len() > 1 && self.edges[1].1 <= time_ns {
+            self.edges.pop_front();
+        }
+    }
+
+    /// From the ACK that let data ending at `end` go to the data, if the
+    /// window had held the sender at its previous data.
+    fn bound(&self, end: u32, time_ns: i64) -> Option<i64> {
+        let (last_end, last_ns) = self.last_sent?;
+        let in_force = self
+            .edges
+            .iter()
+            .take_while(|&&(_, at)| at <= last_ns)
+            .last()?
+            .0;
+        let at_the_edge = !seq::after(last_end, in_force)
+            && seq::after(last_end.wrapping_add(self.largest_segment), in_force);
+        if !at_the_edge || !seq::after(end, in_force) {
+            return None;
+        }
+        let &(_, allowed_ns) = self
+            .edges
+            .iter()
+            .find(|&&(edge, at)| at > last_ns && !seq::before(edge, end))?;
+        Some(time_ns - allowed_ns).filter(|&bound| bound >= 0)
+    }
+
+    /// The least bound so far.
+    pub fn least_ns(&self) -> Option<i64> {
+        self.least_ns
+    }
+}
+
 /// Durations sampled over a connection: their least, median and greatest,
 /// and how they follow the bytes in flight, in a few numbers and a bounded
 /// reservoir for the median.
@@ -177,5 +254,32 @@ mod tests {
         rtt.retransmitted();
         assert_eq!(rtt.acked(100, 300_000_000), None);
         assert_eq!(rtt.stats().samples, 0);
+    }
+
+    #[test]
+    fn a_sender_held_at_the_window_edge_bounds_its_round_trip() {
+        let mut bound = WindowBound::default();
+        bound.allowed(3000, 0);
+        bound.sent(1000, 1000, 100);
+        bound.sent(3000, 1000, 200);
+        assert_eq!(bound.least_ns(), None, "streaming inside the window");
+        bound.allowed(4000, 5_000);
+        bound.allowed(6000, 6_000);
+        bound.sent(5000, 1000, 9_000);
+        assert_eq!(
+            bound.least_ns(),
+            Some(3_000),
+            "the ACK allowing 5000 came at 6000"
+        );
+    }
+
+    #[test]
+    fn a_sender_past_the_edge_seen_gives_no_bound() {
+        let mut bound = WindowBound::default();
+        bound.allowed(2000, 0);
+        bound.sent(3000, 1000, 100);
+        bound.allowed(5000, 5_000);
+        bound.sent(4000, 1000, 5_100);
+        assert_eq!(bound.least_ns(), None, "an ACK before 100 was not seen");
     }
 }
