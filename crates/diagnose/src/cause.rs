@@ -6,6 +6,8 @@ use transactions::Part;
 pub enum Cause {
     SetupFailure,
     AcceptQueue,
+    /// The client waited after connecting before its first request: the
+    /// connection was open before the request was ready.
     ClientDelay,
     /// The client's think time between turns: its own pace, not time lost.
     ClientThink,
@@ -107,14 +109,19 @@ impl Cause {
                 | Cause::BottleneckLink
                 | Cause::Transfer
                 | Cause::ServerThink
-                | Cause::ClientDelay
                 | Cause::ClientThink
         )
     }
 
     /// Time that is how traffic normally moves, or the client's own pace:
-    /// named only in the summary, and not time anyone lost.
+    /// never louder than info, and not time anyone lost.
     pub fn is_benign(self) -> bool {
         matches!(self, Cause::Transfer | Cause::ClientThink)
+    }
+
+    /// Counted in the time at stake: all but the client's think time
+    /// between turns, which is its own pace.
+    pub fn is_at_stake(self) -> bool {
+        self != Cause::ClientThink
     }
 }

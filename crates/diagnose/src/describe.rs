@@ -21,12 +21,13 @@ pub fn finding(
 ) -> Option<Finding> {
     let facts = Facts::of(cause, total, inputs);
     let mut found = match cause {
-        Cause::SetupFailure | Cause::Transfer | Cause::ClientThink => return None,
+        Cause::SetupFailure | Cause::Transfer => return None,
         Cause::PoolQueueing => context.pool.as_ref()?.finding.clone(),
         Cause::ServerSaturation => context.saturation.as_ref()?.finding.clone(),
         Cause::MtuBlackHole => detectors::black_hole_finding(inputs)?,
         Cause::AcceptQueue => accept_queue(&facts),
         Cause::ClientDelay => client_delay(&facts, inputs),
+        Cause::ClientThink => client_think(&facts),
         Cause::ApplicationLimited => application_limited(&facts),
         Cause::SplitResponse => split_response(&facts),
         Cause::Chattiness => chattiness(&facts),
@@ -412,32 +413,57 @@ fn split_response(facts: &Facts) -> Finding {
 }
 
 fn client_delay(facts: &Facts, inputs: &Inputs) -> Finding {
-    let (before_first, between): (f64, f64) = inputs
+    let between: f64 = inputs
         .transactions
         .iter()
-        .map(|t| {
-            (
-                t.ledger.get(Part::ClientStart),
-                t.ledger.get(Part::ClientThink),
-            )
-        })
-        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+        .map(|t| t.ledger.get(Part::ClientThink))
+        .sum();
+    let connections = facts.total.per_connection.len().max(1) as u64;
+    let thinking = if between > 0.0 {
+        format!(" Besides, it thought {} between turns.", duration(between))
+    } else {
+        String::new()
+    };
     with_text(
         format!(
-            "The client kept the server waiting: {} before its first requests and {} thinking \
-             between turns",
-            duration(before_first),
-            duration(between)
+            "The client opened {} and waited {} before its first request{}",
+            count(connections, "connection"),
+            duration(facts.total.cost_ms / connections as f64),
+            if connections > 1 {
+                " on each, on average"
+            } else {
+                ""
+            }
         ),
         format!(
-            "The connections were open and the server had answered everything asked, yet the \
-             client sent nothing: the time went to the client's own application (or its user), \
-             not to the network or the server.{}",
+            "The handshake was done and the server was ready, yet the client sent nothing: \
+             the connection was opened before the request was, and the time went to the \
+             client's own application, not to the network or the server.{thinking}{}",
             facts.example_text()
         ),
-        "Look at what the client does before it asks (name lookups, authentication, \
-         building the request, waiting on another service) and between requests; open \
-         connections only once the request is ready.",
+        "Look at what the client does between connecting and asking (name lookups, \
+         authentication, building the request, waiting on another service); open the \
+         connection only once the request is ready, or keep one open and reuse it.",
+    )
+}
+
+fn client_think(facts: &Facts) -> Finding {
+    let pauses = facts.stretches.max(1);
+    with_text(
+        format!(
+            "The client paused {} between turns ({}, {} each on average): its own pace",
+            duration(facts.total.cost_ms),
+            count(pauses, "pause"),
+            duration(facts.total.cost_ms / pauses as f64)
+        ),
+        format!(
+            "Each of these requests came well after the answer before it, with nothing \
+             outstanding: the client's application (or its user) took the time, so it is not \
+             counted as time lost to the network or the server.{}",
+            facts.example_text()
+        ),
+        "Nothing to change in the network or the server. If the client should not pause, \
+         look at what it does between an answer and its next request.",
     )
 }
 

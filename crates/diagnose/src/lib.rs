@@ -133,18 +133,23 @@ pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
     let totals = charges::charge(inputs.connections, inputs.transactions, &context);
     let mut findings = Vec::new();
     for (&cause, total) in &totals {
-        if cause.is_benign() {
-            continue;
-        }
-        let share = total.cost_ms / total_ms;
+        let share = if cause.is_at_stake() {
+            total.cost_ms / total_ms
+        } else {
+            total.cost_ms / (total_ms + total.cost_ms)
+        };
         let share_of_touched = total.cost_ms / total.touched_ms.max(f64::MIN_POSITIVE);
-        let severity = rules::severity(
-            total.wall_clock_ms(),
-            total.per_transaction_ms(),
-            share,
-            share_of_touched,
-            cause.is_waste(),
-        );
+        let severity = if cause.is_benign() {
+            Severity::Info
+        } else {
+            rules::severity(
+                total.wall_clock_ms(),
+                total.per_transaction_ms(),
+                share,
+                share_of_touched,
+                cause.is_waste(),
+            )
+        };
         if share < rules::MATTERS_SHARE && severity == Severity::Info {
             continue;
         }
