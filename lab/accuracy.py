@@ -137,7 +137,8 @@ def per_class(scored):
     for cause in classes_in_order(scored):
         mine = [s for s in scored if s.cause == cause]
         points = {point: [s for s in mine if s.point == point] for point in POINTS}
-        rows.append([f"`{cause}`", f"`{mine[0].manifest['finding']}`",
+        findings = sorted({s.manifest["finding"] for s in mine}, key=str)
+        rows.append([f"`{cause}`", ", ".join(f"`{kind}`" for kind in findings),
                      percent(sum(s.right for s in mine), len(mine)),
                      *(percent(sum(s.right for s in points[p]), len(points[p])) for p in POINTS)])
     return table(["class", "finding", "right", "at the client", "at the server"], rows)

@@ -352,9 +352,9 @@ fn release_of(
         fwd.release
             .resent(seen, rel.len, Release::Timer { tail }, to_sender)
     } else if flagged.has(EventKind::SpuriousRetransmission) {
-        // Data the receiver already had: it released nothing.
-        fwd.release
-            .resent(seen, rel.len, Release::Timer { tail: false }, to_sender);
+        // Data the receiver already had: it released nothing, and no loss
+        // cut the window (the sender undoes its cut once it learns so).
+        fwd.release.resent_spuriously(seen, rel.len, to_sender);
         None
     } else if resends_an_unseen_tail(fwd, rev, segment, seen, rtts, unseen_before) {
         fwd.stats.lost_before_capture += 1;

@@ -347,6 +347,13 @@ impl ReleaseTracker {
         since.map(|since| (since, release))
     }
 
+    /// Data the receiver already had was sent again, seen `now`: no loss.
+    pub fn resent_spuriously(&mut self, now: impl Into<SeenAt>, len: u32, rtt_to_sender_ns: i64) {
+        let now = now.into();
+        self.deliver_acks(now.unqueued_ns(), rtt_to_sender_ns);
+        self.sent(now, len);
+    }
+
     /// An ACK that acknowledged everything ends a burst; when it is larger by
     /// a segment or more than any burst before (since the last loss, which
     /// cut the congestion window), the sender's congestion window is
