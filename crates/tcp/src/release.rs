@@ -653,6 +653,28 @@ mod tests {
     }
 
     #[test]
+    fn a_spurious_resend_leaves_later_waits_uncharged_to_loss() {
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1000);
+        tracker.new_data(0, 1, 1000, 1, 0);
+        tracker.new_data(10, 1001, 1000, 1001, 0);
+        tracker.resent_spuriously(20, 1000, 0);
+        tracker.acked(ack(1_000, 1, 2001, 65535, 2001), 0);
+        let (_, release) = tracker.new_data(1_010, 2001, 1000, 2001, 0).unwrap();
+        assert!(
+            !matches!(
+                release,
+                Release::Ack {
+                    lacked: Lacked::CongestionWindow { after_loss: true },
+                    ..
+                }
+            ),
+            "{release:?}"
+        );
+        assert!(!tracker.loss_seen);
+    }
+
+    #[test]
     fn an_idle_sender_with_nothing_outstanding_was_released_by_its_application() {
         let mut tracker = ReleaseTracker::default();
         tracker.new_data(0, 1, 100, 1, 0);
