@@ -113,6 +113,12 @@ impl Cause {
         )
     }
 
+    /// Something is wrong: time wasted, or a link so full that a queue
+    /// builds before it, rather than the distance and work every exchange pays.
+    pub fn is_fault(self) -> bool {
+        self.is_waste() || self == Cause::BottleneckLink
+    }
+
     /// Time that is how traffic normally moves, or the client's own pace:
     /// never louder than info, and not time anyone lost.
     pub fn is_benign(self) -> bool {

@@ -11,7 +11,8 @@
 //! TIME_WAIT, SYN options stripped on the way, connections that never opened);
 //! they sit beside the others, as do application failures (HTTP error
 //! statuses, TLS alerts, resets instead of answers), which cost no time. How loud each one is follows one rule
-//! ([`rules::severity`]); findings are ranked by severity, then by time.
+//! ([`rules::severity`]); findings are ranked by severity, faults first
+//! among loud ones, then by time.
 
 mod cause;
 mod charges;
@@ -21,7 +22,7 @@ mod evidence;
 mod patterns;
 pub mod rules;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use tcp::ConnectionSummary;
@@ -126,12 +127,13 @@ impl Inputs<'_> {
 }
 
 /// Every finding, the loudest first; within a severity failures first, then
-/// the costliest.
+/// faults, then the costliest.
 pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
     let total_ms = inputs.total_ms().max(f64::MIN_POSITIVE);
     let context = patterns::context(inputs);
     let totals = charges::charge(inputs.connections, inputs.transactions, &context);
     let mut findings = Vec::new();
+    let mut fault_kinds = BTreeSet::new();
     for (&cause, total) in &totals {
         let share = if cause.is_at_stake() {
             total.cost_ms / total_ms
@@ -156,6 +158,9 @@ pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
         if let Some(mut found) = describe::finding(cause, total, inputs, &context, &totals) {
             found.share = share.min(1.0);
             found.severity = severity;
+            if cause.is_fault() {
+                fault_kinds.insert(found.kind);
+            }
             findings.push(found);
         }
     }
@@ -164,8 +169,14 @@ pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
         .map_or(0.0, |total| total.cost_ms);
     findings.extend(detectors::structural(inputs, setup_ms, total_ms));
     findings.extend(describe::summary(inputs, &totals));
+    // Among loud findings of a severity, a fault comes before the time
+    // exchanges spend anyway (round trips, the server's work); what is only
+    // worth a word is ranked by its time.
     findings.sort_by(|a, b| {
-        let rank = |f: &Finding| (f.severity, f.is_failure());
+        let rank = |f: &Finding| {
+            let fault = f.severity > Severity::Info && fault_kinds.contains(f.kind);
+            (f.severity, f.is_failure(), fault)
+        };
         rank(b).cmp(&rank(a)).then(b.cost_ms.total_cmp(&a.cost_ms))
     });
     findings
