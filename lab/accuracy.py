@@ -244,7 +244,10 @@ the kind that names the cause, carries the figure the manifest asks for if
 any, and is a warning or critical; a healthy one is right when no finding
 is a warning or critical. The confusion matrix places each planted scenario
 by the kind of its top finding alone, so a diagonal entry can still be a
-miss when that finding is only info; the misses list says why."""
+miss when that finding is only info; the misses list says why. A
+`client_delay` scenario whose client only pauses between turns planted the
+client's own pace, which `client_think` names and never louder than info:
+it can be named, never right."""
 
 
 def report(scored, directory, tcpwhy, command):
