@@ -441,10 +441,10 @@ fn one_connection(global: &GlobalArgs, args: &ConnectionArgs) -> io::Result<Exit
 
 fn events(global: &GlobalArgs, input: &FilesArg) -> io::Result<ExitCode> {
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
-    let writer = std::cell::RefCell::new(output::EventWriter::new(global.style()));
-    let mut write_error = None;
     // Live input: each event goes out as it is decided.
     let streamed = input.files.iter().any(|file| file == "-");
+    let writer = std::cell::RefCell::new(output::EventWriter::new(global.style(), streamed));
+    let mut write_error = None;
     let result = pipeline::analyze_observed(
         &input.files,
         global.selecting(Stages::default()),
@@ -466,7 +466,7 @@ fn events(global: &GlobalArgs, input: &FilesArg) -> io::Result<ExitCode> {
         Ok(analysis) => analysis,
         Err(error) => return Ok(bad_input(&error)),
     };
-    writer.borrow().finish(&mut out, &analysis)?;
+    writer.borrow_mut().finish(&mut out, &analysis)?;
     out.flush()?;
     if global.style().format == Format::Csv {
         print_notes(&analysis);
