@@ -7,9 +7,10 @@
 pub mod batch;
 mod cells;
 pub mod csv;
+pub mod files;
 pub mod ipc;
 pub mod json;
-pub mod parquet;
+mod parquet;
 mod rows;
 pub mod schema;
 pub mod segments;
