@@ -60,8 +60,8 @@ def rows(table):
 
 
 def differences(path, json_value, row_value, found):
-    """Every JSON field must be a column with the same value; a column the
-    JSON leaves out must be null. Ledger parts are rounded to the microsecond in JSON."""
+    """Every JSON field must be a column with the same value, and every
+    column a JSON field."""
     if isinstance(json_value, dict):
         if isinstance(row_value, list):  # a map column: (key, value) pairs
             row_value = dict(row_value)
@@ -70,9 +70,9 @@ def differences(path, json_value, row_value, found):
                 found.append(f"{path}.{key}: no such column")
             else:
                 differences(f"{path}.{key}", value, row_value[key], found)
-        for key, value in row_value.items():
-            if key not in json_value and value is not None:
-                found.append(f"{path}.{key}: {value} where the JSON has none")
+        for key in row_value:
+            if key not in json_value:
+                found.append(f"{path}.{key}: a column the JSON leaves out")
     elif isinstance(json_value, list):
         if len(json_value) != len(row_value):
             found.append(f"{path}: {json_value} in JSON, {row_value} in the table")

@@ -1,22 +1,24 @@
 //! The analysis as Arrow tables: connections, transactions, events, the
 //! timeline, findings and the time ledger, each with the typed schema of
-//! [`schema`]. The Parquet export, the Python package and Spark all take
-//! their tables from here, so every path hands out the same columns.
+//! [`schema`]. The command line's CSV and JSON lines, the export, the
+//! Python package and Spark all take their tables from here, so every path
+//! hands out the same columns.
 
+pub mod batch;
+mod cells;
+pub mod csv;
+pub mod files;
 pub mod ipc;
-pub mod parquet;
+pub mod json;
+mod parquet;
 mod rows;
 pub mod schema;
 pub mod segments;
-
-pub use rows::{ConnectionRow, LedgerRow};
 
 use std::fmt;
 use std::path::PathBuf;
 
 use arrow_array::RecordBatch;
-use arrow_schema::FieldRef;
-use serde::Serialize;
 
 use capture::CaptureError;
 use pipeline::{Analysis, ReadProgress, Stages};
@@ -118,12 +120,12 @@ impl Tables {
     /// The tables of a finished analysis and the events it raised.
     pub fn of(analysis: &Analysis, events: &[Event]) -> Result<Tables, Error> {
         Ok(Tables {
-            connections: batch(schema::connections(), &rows::connections(analysis))?,
-            transactions: batch(schema::transactions(), &analysis.transactions)?,
-            events: batch(schema::events(), events)?,
-            timeline: batch(schema::timeline(), &analysis.ticks)?,
-            findings: batch(schema::findings(), &analysis.findings)?,
-            ledger: batch(schema::ledger(), &rows::ledgers(analysis))?,
+            connections: batch::connections(&analysis.connections, &analysis.ledgers)?,
+            transactions: batch::transactions(&analysis.transactions)?,
+            events: batch::events(events)?,
+            timeline: batch::timeline(&analysis.ticks)?,
+            findings: batch::findings(&analysis.findings)?,
+            ledger: batch::ledger(&analysis.ledgers)?,
         })
     }
 
@@ -138,8 +140,4 @@ impl Tables {
             ("ledger", &self.ledger),
         ]
     }
-}
-
-fn batch<T: Serialize>(fields: Vec<FieldRef>, rows: &[T]) -> Result<RecordBatch, Error> {
-    serde_arrow::to_record_batch(&fields, &rows).map_err(|error| Error::Arrow(error.to_string()))
 }

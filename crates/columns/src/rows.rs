@@ -5,10 +5,8 @@ use serde::Serialize;
 use tcp::ConnectionSummary;
 use transactions::{ConnectionLedger, Latency};
 
-use pipeline::Analysis;
-
 #[derive(Serialize)]
-pub struct ConnectionRow<'a> {
+pub(crate) struct ConnectionRow<'a> {
     #[serde(flatten)]
     connection: &'a ConnectionSummary,
     rate_limit: RateLimit,
@@ -21,7 +19,7 @@ struct RateLimit {
 }
 
 #[derive(Serialize)]
-pub struct LedgerRow<'a> {
+pub(crate) struct LedgerRow<'a> {
     #[serde(flatten)]
     ledger: &'a ConnectionLedger,
     latency: Latency,
@@ -29,7 +27,7 @@ pub struct LedgerRow<'a> {
 
 impl<'a> ConnectionRow<'a> {
     /// `connection` with what limits each direction's rate, read from its ledger.
-    pub fn of(connection: &'a ConnectionSummary, ledger: Option<&ConnectionLedger>) -> Self {
+    fn of(connection: &'a ConnectionSummary, ledger: Option<&ConnectionLedger>) -> Self {
         let [client_to_server, server_to_client] = diagnose::limiter(connection, ledger);
         ConnectionRow {
             connection,
@@ -42,7 +40,7 @@ impl<'a> ConnectionRow<'a> {
 }
 
 impl<'a> LedgerRow<'a> {
-    pub fn of(ledger: &'a ConnectionLedger) -> Self {
+    fn of(ledger: &'a ConnectionLedger) -> Self {
         LedgerRow {
             ledger,
             latency: Latency::of(&ledger.ledger),
@@ -50,14 +48,16 @@ impl<'a> LedgerRow<'a> {
     }
 }
 
-pub fn connections(analysis: &Analysis) -> Vec<ConnectionRow<'_>> {
-    analysis
-        .connections
+pub(crate) fn connections<'a>(
+    connections: &'a [ConnectionSummary],
+    ledgers: &[ConnectionLedger],
+) -> Vec<ConnectionRow<'a>> {
+    connections
         .iter()
-        .map(|c| ConnectionRow::of(c, ConnectionLedger::of(&analysis.ledgers, c.id)))
+        .map(|c| ConnectionRow::of(c, ConnectionLedger::of(ledgers, c.id)))
         .collect()
 }
 
-pub fn ledgers(analysis: &Analysis) -> Vec<LedgerRow<'_>> {
-    analysis.ledgers.iter().map(LedgerRow::of).collect()
+pub(crate) fn ledgers(ledgers: &[ConnectionLedger]) -> Vec<LedgerRow<'_>> {
+    ledgers.iter().map(LedgerRow::of).collect()
 }

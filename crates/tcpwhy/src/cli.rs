@@ -31,7 +31,7 @@ Examples:
   tcpwhy report trace.pcap -o report.html  one HTML file to open offline or send on
   tcpwhy compare client-side.pcap server-side.pcap   delay and loss between two points
   tcpwhy diff before.pcap after.pcap      what a change did to findings and response times
-  tcpwhy export ring-*.pcap --format parquet -o tables/   one Parquet file per table
+  tcpwhy export ring-*.pcap -o tables/    one Parquet file per table (or --format csv|json)
   tcpwhy diagnose trace.pcap --fail-on warning   exit 1 on a warning or worse
 
 Selection: --host, --port, --net and --connection may each be repeated (any
@@ -143,7 +143,8 @@ enum Command {
     /// changed in cost, and response time per transaction type.
     Diff(DiffArgs),
     /// Every table (connections, transactions, events, timeline, findings,
-    /// ledger) as one typed Parquet file each, for pandas, DuckDB or Spark.
+    /// ledger) as one file each: typed Parquet (the default) for pandas,
+    /// DuckDB or Spark, or CSV or JSON lines with the same fields.
     Export(ExportArgs),
 }
 
@@ -237,7 +238,7 @@ enum FormatArg {
     Table,
     Json,
     Csv,
-    /// Only for `export`, which writes nothing else.
+    /// Only for `export`, whose default it is.
     Parquet,
 }
 
@@ -441,10 +442,10 @@ fn one_connection(global: &GlobalArgs, args: &ConnectionArgs) -> io::Result<Exit
 
 fn events(global: &GlobalArgs, input: &FilesArg) -> io::Result<ExitCode> {
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
-    let writer = std::cell::RefCell::new(output::EventWriter::new(global.style()));
-    let mut write_error = None;
     // Live input: each event goes out as it is decided.
     let streamed = input.files.iter().any(|file| file == "-");
+    let writer = std::cell::RefCell::new(output::EventWriter::new(global.style(), streamed));
+    let mut write_error = None;
     let result = pipeline::analyze_observed(
         &input.files,
         global.selecting(Stages::default()),
@@ -466,7 +467,7 @@ fn events(global: &GlobalArgs, input: &FilesArg) -> io::Result<ExitCode> {
         Ok(analysis) => analysis,
         Err(error) => return Ok(bad_input(&error)),
     };
-    writer.borrow().finish(&mut out, &analysis)?;
+    writer.borrow_mut().finish(&mut out, &analysis)?;
     out.flush()?;
     if global.style().format == Format::Csv {
         print_notes(&analysis);
@@ -498,16 +499,18 @@ fn html_report(global: &GlobalArgs, args: &ReportArgs) -> io::Result<ExitCode> {
 }
 
 fn export(global: &GlobalArgs, args: &ExportArgs) -> ExitCode {
-    if global
-        .format
-        .is_some_and(|format| format != FormatArg::Parquet)
-    {
-        eprintln!("tcpwhy: export writes Parquet; --format applies to the other commands");
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
+    let format = match global.format {
+        None | Some(FormatArg::Parquet) => columns::files::Format::Parquet,
+        Some(FormatArg::Csv) => columns::files::Format::Csv,
+        Some(FormatArg::Json) => columns::files::Format::Json,
+        Some(FormatArg::Table) => {
+            eprintln!("tcpwhy: export writes files: --format parquet, csv or json");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     let files = &args.input.files;
     let stages = global.selecting(Stages::default());
-    match crate::export::parquet(files, &args.output, stages, global.progress(files)) {
+    match crate::export::tables(files, &args.output, format, stages, global.progress(files)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("tcpwhy: {error}");

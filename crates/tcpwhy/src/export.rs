@@ -2,19 +2,21 @@
 
 use std::path::Path;
 
+use columns::files::Format;
 use pipeline::Stages;
 
 use crate::progress::Progress;
 
-/// Analyses the files and writes each table as Parquet into `directory`.
+/// Analyses the files and writes each table into `directory` in `format`.
 /// On bad input nothing is written, and the error names the file and byte offset.
-pub fn parquet(
+pub fn tables(
     files: &[String],
     directory: &Path,
+    format: Format,
     stages: Stages,
     progress: Progress,
 ) -> Result<(), columns::Error> {
     let tables = columns::analyze(files, stages, progress)?;
-    columns::parquet::write(&tables, directory)?;
+    columns::files::write(&tables, directory, format)?;
     Ok(())
 }

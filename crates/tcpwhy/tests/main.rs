@@ -16,6 +16,7 @@ mod lab_captures;
 mod report_cli;
 mod report_in_browser;
 mod robustness;
+mod table_formats;
 mod timeline_on_lab;
 mod transactions_on_lab;
 mod transactions_on_ppa;

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use decode::Flags;
 use serde::Serialize;
 use tcp::{ConnectionSummary, Direction, DirectionSummary, Event, SegmentView, SynOptions};
-use transactions::{ConnectionLedger, Transaction};
+use transactions::Transaction;
 
 use super::table::{self, paint};
 use super::text::{duration_ms, fixed, paragraph, plural, Clock, Columns};
@@ -433,19 +433,20 @@ impl PacketLine {
     }
 }
 
-fn write_json(mut out: &mut dyn Write, one: &OneConnection) -> io::Result<()> {
-    let ledger = ConnectionLedger::of(&one.analysis.ledgers, one.connection.id);
-    json::connection(&mut out, one.connection, ledger)?;
-    for t in connection_transactions(one) {
-        json::line(&mut out, "transaction", t)?;
-    }
-    for e in one.events {
-        json::event(&mut out, e)?;
-    }
+fn write_json(out: &mut dyn Write, one: &OneConnection) -> io::Result<()> {
+    json::connection_lines(
+        out,
+        std::slice::from_ref(one.connection),
+        &one.analysis.ledgers,
+    )?;
+    let transactions: Vec<Transaction> =
+        connection_transactions(one).into_iter().cloned().collect();
+    json::transaction_lines(out, &transactions)?;
+    json::event_lines(out, one.events)?;
     for view in one.packets {
-        json::line(&mut out, "packet", &PacketLine::of(view))?;
+        json::line(out, "packet", &PacketLine::of(view))?;
     }
-    json::end(&mut out, one.analysis)
+    json::end(out, one.analysis)
 }
 
 fn write_csv(out: &mut dyn Write, one: &OneConnection) -> io::Result<()> {

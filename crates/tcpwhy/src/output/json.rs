@@ -1,11 +1,15 @@
-//! JSON lines: one object per connection or event, then an `end` object.
+//! JSON lines: one object per row of a table (connection, transaction,
+//! event, tick, finding, connection ledger) with every field of its schema,
+//! the per-signature figures, then an `end` object.
 
 use std::io::{self, Write};
 
-use columns::{ConnectionRow, LedgerRow};
+use arrow_array::RecordBatch;
 use serde::Serialize;
 use tcp::{ConnectionSummary, Event};
-use transactions::ConnectionLedger;
+use transactions::{ConnectionLedger, Transaction};
+
+use super::batches;
 
 use pipeline::{Analysis, Counts};
 
@@ -38,93 +42,80 @@ struct End<'a> {
     notes: Vec<String>,
 }
 
-pub fn line<T: Serialize>(out: &mut impl Write, kind: &'static str, body: &T) -> io::Result<()> {
+pub fn line<T: Serialize>(out: &mut dyn Write, kind: &'static str, body: &T) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &Line { kind, body })?;
     out.write_all(b"\n")
 }
 
-/// Connections per serializing thread: large outputs use both cores.
-const CONNECTIONS_PER_THREAD: usize = 10_000;
+/// Writes the rows of a table as lines of type `kind`, from the batches `batch` makes.
+fn table_lines<T: Sync>(
+    out: &mut dyn Write,
+    kind: &str,
+    rows: &[T],
+    batch: impl Fn(&[T]) -> Result<RecordBatch, columns::Error> + Sync,
+) -> io::Result<()> {
+    batches::write(out, rows, batch, |bytes, batch| {
+        columns::json::write_lines(bytes, batch, Some(kind))
+    })
+}
 
-pub fn connections(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = analysis
-        .connections
-        .len()
-        .div_ceil(threads)
-        .max(CONNECTIONS_PER_THREAD);
-    let serialized: Vec<io::Result<Vec<u8>>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = analysis
-            .connections
-            .chunks(chunk)
-            .map(|connections| scope.spawn(move || serialize(connections, &analysis.ledgers)))
-            .collect();
-        workers
-            .into_iter()
-            .map(|worker| worker.join().expect("serializer panicked"))
-            .collect()
-    });
-    for bytes in serialized {
-        out.write_all(&bytes?)?;
-    }
+pub fn connections(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
+    connection_lines(out, &analysis.connections, &analysis.ledgers)?;
     end(out, analysis)
 }
 
-fn serialize(
+/// One `connection` line each, with what limits each direction's rate, read from `ledgers`.
+pub fn connection_lines(
+    out: &mut dyn Write,
     connections: &[ConnectionSummary],
     ledgers: &[ConnectionLedger],
-) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::with_capacity(connections.len() * 1536);
-    for c in connections {
-        connection(&mut bytes, c, ConnectionLedger::of(ledgers, c.id))?;
-    }
-    Ok(bytes)
-}
-
-/// One `connection` line, with what limits each direction's rate.
-pub fn connection(
-    out: &mut impl Write,
-    connection: &ConnectionSummary,
-    ledger: Option<&ConnectionLedger>,
 ) -> io::Result<()> {
-    line(out, "connection", &ConnectionRow::of(connection, ledger))
+    table_lines(out, "connection", connections, |connections| {
+        columns::batch::connections(connections, ledgers)
+    })
 }
 
-pub fn transactions(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
-    for transaction in &analysis.transactions {
-        line(out, "transaction", transaction)?;
-    }
+pub fn transaction_lines(out: &mut dyn Write, transactions: &[Transaction]) -> io::Result<()> {
+    table_lines(
+        out,
+        "transaction",
+        transactions,
+        columns::batch::transactions,
+    )
+}
+
+pub fn transactions(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
+    transaction_lines(out, &analysis.transactions)?;
     for signature in transactions::by_signature(&analysis.transactions) {
         line(out, "signature", &signature)?;
     }
     for name in transactions::by_name(&analysis.transactions) {
         line(out, "name", &name)?;
     }
-    for ledger in &analysis.ledgers {
-        line(out, "connection_ledger", &LedgerRow::of(ledger))?;
-    }
+    table_lines(
+        out,
+        "connection_ledger",
+        &analysis.ledgers,
+        columns::batch::ledger,
+    )?;
     end(out, analysis)
 }
 
-pub fn findings(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
-    for finding in &analysis.findings {
-        line(out, "finding", finding)?;
-    }
+pub fn findings(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
+    table_lines(out, "finding", &analysis.findings, columns::batch::findings)?;
     end(out, analysis)
 }
 
-pub fn timeline(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
-    for tick in &analysis.ticks {
-        line(out, "tick", tick)?;
-    }
+pub fn timeline(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
+    table_lines(out, "tick", &analysis.ticks, columns::batch::timeline)?;
     end(out, analysis)
 }
 
-pub fn event(out: &mut impl Write, event: &Event) -> io::Result<()> {
-    line(out, "event", event)
+pub fn event_lines(out: &mut dyn Write, events: &[Event]) -> io::Result<()> {
+    table_lines(out, "event", events, columns::batch::events)
 }
 
-pub fn end(out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+pub fn end(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
     let end = End {
         connections: analysis.connections.len(),
         transactions: analysis.transactions.len(),

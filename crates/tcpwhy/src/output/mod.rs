@@ -2,8 +2,12 @@
 //!
 //! The JSON shape is documented in README.md and kept stable: one object per
 //! line, each with a `type` (`connection`, `event`, `transaction`,
-//! `signature`, `tick`, `finding`, `packet`, then one `end`).
+//! `signature`, `tick`, `finding`, `packet`, then one `end`). The rows of
+//! CSV and of the JSON lines of a table hold the fields of that table's
+//! schema (`columns::schema`), rendered from the same Arrow batches as the
+//! Parquet export.
 
+mod batches;
 pub mod connection;
 mod csv;
 mod json;
@@ -47,8 +51,8 @@ pub type Writer = fn(&mut dyn Write, &Style, &Analysis) -> io::Result<()>;
 pub fn connections(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> io::Result<()> {
     match style.format {
         Format::Table => table::connections(&mut out, analysis, style),
-        Format::Json => json::connections(&mut out, analysis),
-        Format::Csv => csv::connections(&mut out, analysis),
+        Format::Json => json::connections(out, analysis),
+        Format::Csv => csv::connections(out, analysis),
     }
 }
 
@@ -56,8 +60,8 @@ pub fn connections(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) 
 pub fn transactions(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> io::Result<()> {
     match style.format {
         Format::Table => table::transactions(&mut out, analysis, style),
-        Format::Json => json::transactions(&mut out, analysis),
-        Format::Csv => csv::transactions(&mut out, analysis),
+        Format::Json => json::transactions(out, analysis),
+        Format::Csv => csv::transactions(out, analysis),
     }
 }
 
@@ -65,8 +69,8 @@ pub fn transactions(mut out: &mut dyn Write, style: &Style, analysis: &Analysis)
 pub fn findings(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> io::Result<()> {
     match style.format {
         Format::Table => table::findings(&mut out, analysis, style),
-        Format::Json => json::findings(&mut out, analysis),
-        Format::Csv => csv::findings(&mut out, analysis),
+        Format::Json => json::findings(out, analysis),
+        Format::Csv => csv::findings(out, analysis),
     }
 }
 
@@ -74,8 +78,8 @@ pub fn findings(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> 
 pub fn timeline(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> io::Result<()> {
     match style.format {
         Format::Table => table::timeline(&mut out, analysis, style),
-        Format::Json => json::timeline(&mut out, analysis),
-        Format::Csv => csv::timeline(&mut out, analysis),
+        Format::Json => json::timeline(out, analysis),
+        Format::Csv => csv::timeline(out, analysis),
     }
 }
 
@@ -106,18 +110,26 @@ pub fn partial_reason(analysis: &Analysis) -> Option<String> {
     })
 }
 
+/// Events rendered together when not streamed: written in batches, not one by one.
+const EVENTS_PER_BATCH: usize = 4096;
+
 /// Streams events as they are raised, then closes the output.
 pub struct EventWriter {
     style: Style,
+    /// Each event goes out as it is raised, not with the next batch.
+    live: bool,
     written: u64,
+    pending: Vec<Event>,
     start_ns: Option<i64>,
 }
 
 impl EventWriter {
-    pub fn new(style: Style) -> Self {
+    pub fn new(style: Style, live: bool) -> Self {
         EventWriter {
             style,
+            live,
             written: 0,
+            pending: Vec::new(),
             start_ns: None,
         }
     }
@@ -128,24 +140,39 @@ impl EventWriter {
     }
 
     pub fn write(&mut self, out: &mut impl Write, event: &Event) -> io::Result<()> {
-        let first = self.written == 0;
-        self.written += 1;
-        match self.style.format {
-            Format::Table => {
-                let clock = Clock::new(self.start_ns, self.style.epoch);
-                table::event(out, event, first, &clock)
-            }
-            Format::Json => json::event(out, event),
-            Format::Csv => csv::event(out, event, first),
+        if self.style.format == Format::Table {
+            let clock = Clock::new(self.start_ns, self.style.epoch);
+            self.written += 1;
+            return table::event(out, event, self.written == 1, &clock);
         }
+        self.pending.push(*event);
+        if self.live || self.pending.len() >= EVENTS_PER_BATCH {
+            self.write_pending(out)?;
+        }
+        Ok(())
     }
 
-    pub fn finish(&self, out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
+    fn write_pending(&mut self, out: &mut impl Write) -> io::Result<()> {
+        if self.style.format == Format::Csv && self.written == 0 {
+            csv::event_header(out)?;
+        }
+        match self.style.format {
+            Format::Json => json::event_lines(out, &self.pending)?,
+            _ => csv::event_rows(out, &self.pending)?,
+        }
+        self.written += self.pending.len() as u64;
+        self.pending.clear();
+        Ok(())
+    }
+
+    pub fn finish(&mut self, out: &mut impl Write, analysis: &Analysis) -> io::Result<()> {
         match self.style.format {
             Format::Table => table::footer(out, analysis, self.written, "event"),
-            Format::Json => json::end(out, analysis),
-            Format::Csv if self.written == 0 => csv::event_header(out),
-            Format::Csv => Ok(()),
+            Format::Json => {
+                self.write_pending(out)?;
+                json::end(out, analysis)
+            }
+            Format::Csv => self.write_pending(out),
         }
     }
 }

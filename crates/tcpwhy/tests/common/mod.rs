@@ -1,17 +1,35 @@
-//! Running tcpwhy on the project's lab captures and reading its JSON lines.
+//! Running tcpwhy on the project's lab captures and reading its JSON lines
+//! and Parquet tables.
 
 #![allow(dead_code)]
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type, TimestampNanosecondType};
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::DataType;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde_json::{Map, Value};
 
 /// A file in tests/captures.
 pub fn lab_file(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/captures")
         .join(name)
+}
+
+/// Every lab capture, by name.
+pub fn lab_captures() -> Vec<PathBuf> {
+    let mut captures: Vec<PathBuf> = std::fs::read_dir(lab_file(""))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "pcap"))
+        .collect();
+    captures.sort();
+    captures
 }
 
 /// The manifest of a lab scenario.
@@ -62,4 +80,69 @@ pub fn objects_read_so_far(command: &str, capture: &Path, kind: &str) -> Vec<Val
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
         .filter(|line| line["type"] == kind)
         .collect()
+}
+
+/// Every row of a Parquet file, as JSON objects.
+pub fn parquet_rows(path: &Path) -> Vec<Value> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap())
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut rows = Vec::new();
+    for batch in reader {
+        let batch: RecordBatch = batch.unwrap();
+        let columns = batch.schema().fields().clone();
+        for row in 0..batch.num_rows() {
+            let object = columns
+                .iter()
+                .zip(batch.columns())
+                .map(|(field, column)| (field.name().clone(), value_at(column.as_ref(), row)))
+                .collect::<Map<_, _>>();
+            rows.push(Value::Object(object));
+        }
+    }
+    rows
+}
+
+/// One cell as JSON; timestamps as nanoseconds since the epoch, as in the JSON lines.
+pub fn value_at(array: &dyn Array, row: usize) -> Value {
+    if array.is_null(row) {
+        return Value::Null;
+    }
+    match array.data_type() {
+        DataType::Boolean => Value::from(array.as_boolean().value(row)),
+        DataType::Int64 => Value::from(array.as_primitive::<Int64Type>().value(row)),
+        DataType::Float64 => Value::from(array.as_primitive::<Float64Type>().value(row)),
+        DataType::Utf8 => Value::from(array.as_string::<i32>().value(row)),
+        DataType::Timestamp(..) => {
+            Value::from(array.as_primitive::<TimestampNanosecondType>().value(row))
+        }
+        DataType::List(_) => {
+            let items = array.as_list::<i32>().value(row);
+            Value::Array((0..items.len()).map(|i| value_at(&items, i)).collect())
+        }
+        DataType::Struct(fields) => {
+            let group = array.as_struct();
+            let object = fields
+                .iter()
+                .zip(group.columns())
+                .map(|(field, column)| (field.name().clone(), value_at(column.as_ref(), row)))
+                .collect::<Map<_, _>>();
+            Value::Object(object)
+        }
+        DataType::Map(..) => {
+            let entries = array.as_map().value(row);
+            let (keys, values) = (entries.column(0), entries.column(1));
+            let object = (0..entries.len())
+                .map(|i| {
+                    (
+                        value_at(keys, i).as_str().unwrap().to_owned(),
+                        value_at(values, i),
+                    )
+                })
+                .collect::<Map<_, _>>();
+            Value::Object(object)
+        }
+        other => panic!("no JSON form for {other}"),
+    }
 }

@@ -1,0 +1,126 @@
+//! A table as CSV: a header, then one row per row of the table. Nested
+//! fields are flattened into one column each, named by their path
+//! (`client_to_server.retransmissions.total`); a list or a map is one cell
+//! holding it as JSON (`[3,7]`, `{"stall_ms":200.0}`). A null is an empty
+//! cell, and so is every field within a null struct. Timestamps are
+//! nanoseconds since the epoch, as their `_ns` names say.
+
+use std::io::{self, Write};
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field};
+
+use crate::cells::{Cells, Column};
+
+/// The columns of a table of these fields, nested names joined with dots.
+pub fn column_names(fields: &[impl AsRef<Field>]) -> Vec<String> {
+    let mut names = Vec::new();
+    for field in fields {
+        flattened_names(field.as_ref(), "", &mut names);
+    }
+    names
+}
+
+fn flattened_names(field: &Field, prefix: &str, names: &mut Vec<String>) {
+    let name = format!("{prefix}{}", field.name());
+    match field.data_type() {
+        DataType::Struct(members) => {
+            for member in members {
+                flattened_names(member, &format!("{name}."), names);
+            }
+        }
+        _ => names.push(name),
+    }
+}
+
+/// Writes the header line of a table of these fields.
+pub fn write_header(
+    out: &mut (impl Write + ?Sized),
+    fields: &[impl AsRef<Field>],
+) -> io::Result<()> {
+    let names: Vec<String> = column_names(fields)
+        .iter()
+        .map(|name| quoted(name).into_owned())
+        .collect();
+    writeln!(out, "{}", names.join(","))
+}
+
+/// Writes one line per row of `batch`, without the header.
+pub fn write_rows(out: &mut impl Write, batch: &RecordBatch) -> io::Result<()> {
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|column| Column::of(column.as_ref()))
+        .collect::<io::Result<Vec<_>>>()?;
+    let mut cells = Vec::new();
+    for column in &columns {
+        flattened_cells(column, &[], &mut cells);
+    }
+    let mut nested = Vec::new();
+    for row in 0..batch.num_rows() {
+        for (index, cell) in cells.iter().enumerate() {
+            if index > 0 {
+                out.write_all(b",")?;
+            }
+            cell.write(out, row, &mut nested)?;
+        }
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// One CSV column: a field that is not a struct, and the structs it is in.
+struct Cell<'a, 'b> {
+    column: &'b Column<'a>,
+    within: Vec<&'b Column<'a>>,
+}
+
+fn flattened_cells<'a, 'b>(
+    column: &'b Column<'a>,
+    within: &[&'b Column<'a>],
+    cells: &mut Vec<Cell<'a, 'b>>,
+) {
+    match &column.cells {
+        Cells::Group(members) => {
+            let mut within = within.to_vec();
+            within.push(column);
+            for (_, member) in members {
+                flattened_cells(member, &within, cells);
+            }
+        }
+        _ => cells.push(Cell {
+            column,
+            within: within.to_vec(),
+        }),
+    }
+}
+
+impl Cell<'_, '_> {
+    /// Writes the cell of `row`; `nested` is room to write a list or map in.
+    fn write(&self, out: &mut impl Write, row: usize, nested: &mut Vec<u8>) -> io::Result<()> {
+        let column = self.column;
+        if column.is_null(row) || self.within.iter().any(|group| group.is_null(row)) {
+            return Ok(());
+        }
+        match &column.cells {
+            Cells::Text(strings) => out.write_all(quoted(strings.value(row)).as_bytes()),
+            Cells::Int(_) | Cells::Float(_) | Cells::Flag(_) => column.write_json(out, row),
+            Cells::List { .. } | Cells::Map { .. } | Cells::Group(_) => {
+                nested.clear();
+                column.write_json(nested, row)?;
+                let json = std::str::from_utf8(nested).map_err(io::Error::other)?;
+                out.write_all(quoted(json).as_bytes())
+            }
+        }
+    }
+}
+
+/// The text as one CSV cell: in quotes, quotes doubled, when it holds a
+/// comma, a quote or a line break.
+fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\"")).into()
+    } else {
+        text.into()
+    }
+}
