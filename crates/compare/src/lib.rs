@@ -4,6 +4,9 @@
 //! of its path: it matches their packets, and tells the delay between the
 //! points, where packets were lost, which capture dropped some, which point
 //! is nearer which host, and when the two were really taken on one segment.
+//! [`proxy`] reads the two sides of a proxy that terminates TCP: it pairs
+//! each client connection with the proxy's connection to the server, and
+//! tells the time the proxy added and why.
 //! [`diff`] reads two captures of the same workload before and after a
 //! change, and tells which findings went away, which came, and how each kind
 //! of transaction's response time moved.
@@ -13,6 +16,7 @@ mod losses;
 mod packets;
 mod pairing;
 mod points;
+pub mod proxy;
 mod render;
 mod timing;
 
