@@ -127,3 +127,30 @@ fn a_bad_capture_names_the_file_and_byte_offset() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn compare_names_what_the_proxy_added_and_why() {
+    let nagle = tcpwhy(&[
+        "compare",
+        &lab("proxy_nagle-front.pcap"),
+        &lab("proxy_nagle-back.pcap"),
+    ]);
+    let text = String::from_utf8_lossy(&nagle.stdout);
+    assert!(text.contains("a proxy between them terminates TCP"), "{text}");
+    assert!(
+        text.contains("Nagle at the proxy toward the server: in 19 exchanges"),
+        "{text}"
+    );
+    let snat = tcpwhy(&[
+        "compare",
+        "--format",
+        "json",
+        &lab("proxy_snat-front.pcap"),
+        &lab("proxy_snat-back.pcap"),
+    ]);
+    let comparison = &json_lines(&snat)[0];
+    let expect = &common::manifest("proxy_snat")["expect"];
+    let snat = &comparison["proxy"]["snat"];
+    assert_eq!(snat["reused_in_time_wait"], expect["reuses_in_time_wait"]);
+    assert_eq!(snat["connects_failed"], expect["connects_failed"]);
+}
