@@ -618,11 +618,11 @@ def parse_arguments():
 def check_environment():
     if os.geteuid() != 0:
         sys.exit("lab: run as root (network namespaces and TAP devices)")
-    missing = [tool for tool in ("ip", "tcpdump", "tshark", "openssl")
+    missing = [tool for tool in ("ip", "tcpdump", "tshark", "openssl", "nft")
                if shutil.which(tool) is None]
     if missing:
         sys.exit(f"lab: {', '.join(missing)} missing "
-                 "(apt-get install iproute2 tcpdump tshark openssl)")
+                 "(apt-get install iproute2 tcpdump tshark openssl nftables)")
 
 
 def main():

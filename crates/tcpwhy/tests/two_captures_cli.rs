@@ -136,7 +136,10 @@ fn compare_names_what_the_proxy_added_and_why() {
         &lab("proxy_nagle-back.pcap"),
     ]);
     let text = String::from_utf8_lossy(&nagle.stdout);
-    assert!(text.contains("a proxy between them terminates TCP"), "{text}");
+    assert!(
+        text.contains("a proxy between them terminates TCP"),
+        "{text}"
+    );
     assert!(
         text.contains("Nagle at the proxy toward the server: in 19 exchanges"),
         "{text}"
