@@ -9,7 +9,8 @@
 //! tells the time the proxy added and why.
 //! [`diff`] reads two captures of the same workload before and after a
 //! change, and tells which findings went away, which came, and how each kind
-//! of transaction's response time moved.
+//! of transaction's response time moved, and sets both runs' throughput,
+//! window and retransmissions over time on shared axes ([`series`]).
 
 pub mod diff;
 mod losses;
@@ -18,6 +19,7 @@ mod pairing;
 mod points;
 pub mod proxy;
 mod render;
+pub mod series;
 mod timing;
 
 pub use losses::Losses;
