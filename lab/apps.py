@@ -15,6 +15,9 @@ scenario needs. Run one as `apps.py NAME [options]` inside a host's namespace.
 - slow-accept: listens with a tiny backlog and accepts slowly.
 - front: a front tier that answers each request by calling the back tier
   through a connection pool that grows by at most one connection a second.
+- relay: a proxy that terminates TCP: for each client connection it opens
+  one to the back tier and copies bytes both ways as they come, each side
+  with or without TCP_NODELAY.
 - app-server: fails at the application's level: HTTP on --port answers
   /missing with 404 and /broken with 500 and resets the connection on
   /reset; TLS on --port + 1 with a certificate no client trusts; TLS 1.3
@@ -201,9 +204,14 @@ def rr_client_connections(args, delay_ms=0.0):
         for _ in range(args.requests):
             if time.monotonic() >= ends:
                 break
-            for piece in pieces:
-                connection.sendall(b"q" * piece)
-            if read_request(connection, response_size) is None:
+            try:
+                for index, piece in enumerate(pieces):
+                    if index:
+                        time.sleep(args.piece_pause_ms / 1000)
+                    connection.sendall(b"q" * piece)
+                if read_request(connection, response_size) is None:
+                    break
+            except ConnectionResetError:
                 break
             time.sleep(args.client_think_ms / 1000)
         if args.read_to_close:
@@ -253,6 +261,53 @@ def front(args):
             pool.give_back(back)
             connection.sendall(response)
         connection.close()
+
+    while True:
+        connection, _ = server.accept()
+        threading.Thread(target=serve, args=(connection,), daemon=True).start()
+
+
+def relay(args):
+    server = listener(args)
+    log_lock = threading.Lock()
+
+    def log_connect(started, connected):
+        """The relay's own account of each connection to the back tier."""
+        if not args.log:
+            return
+        line = json.dumps({"accepted": started, "connect_s": time.time() - started,
+                           "connected": connected})
+        with log_lock, open(args.log, "a") as log:
+            log.write(line + "\n")
+
+    def copy(source, destination):
+        """Each read is written on at once, as a proxy streaming bytes does."""
+        try:
+            while piece := source.recv(65536):
+                destination.sendall(piece)
+            destination.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def serve(connection):
+        started = time.time()
+        try:
+            back = socket.create_connection((args.back, args.back_port),
+                                            timeout=args.connect_timeout)
+        except OSError:
+            log_connect(started, connected=False)
+            connection.close()
+            return
+        log_connect(started, connected=True)
+        back.settimeout(None)
+        for side, nodelay in ((connection, args.nodelay), (back, args.back_nodelay)):
+            side.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, nodelay)
+        backwards = threading.Thread(target=copy, args=(back, connection), daemon=True)
+        backwards.start()
+        copy(connection, back)
+        backwards.join()
+        connection.close()
+        back.close()
 
     while True:
         connection, _ = server.accept()
@@ -427,8 +482,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("app", choices=["rr-server", "rr-client", "sink", "source", "upload",
-                                        "download", "slow-accept", "front", "app-server",
-                                        "app-client"])
+                                        "download", "slow-accept", "front", "relay",
+                                        "app-server", "app-client"])
     parser.add_argument("--server", default="10.77.0.2")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--think-ms", type=float, default=0)
@@ -436,6 +491,8 @@ def main():
     parser.add_argument("--chunk-pause-ms", type=float, default=0)
     parser.add_argument("--request-size", type=int, default=100)
     parser.add_argument("--pieces", default="100", help="request write sizes, e.g. 50,50")
+    parser.add_argument("--piece-pause-ms", type=float, default=0,
+                        help="the client's pause between two pieces of a request")
     parser.add_argument("--nodelay", type=int, default=0)
     parser.add_argument("--requests", type=int, default=10)
     parser.add_argument("--connections", type=int, default=1)
@@ -452,6 +509,9 @@ def main():
     parser.add_argument("--back", default="10.77.1.2")
     parser.add_argument("--back-port", type=int, default=9090)
     parser.add_argument("--pool-size", type=int, default=8)
+    parser.add_argument("--back-nodelay", type=int, default=0,
+                        help="TCP_NODELAY on the relay's connections to the back tier")
+    parser.add_argument("--log", default="", help="where the relay logs each connection it opens")
     parser.add_argument("--connect-timeout", type=float, default=30)
     parser.add_argument("--close-after", type=int, default=0, help="requests before the server closes")
     parser.add_argument("--stall-every-s", type=float, default=0)
@@ -476,6 +536,7 @@ def main():
     args = parser.parse_args()
     apps = {"rr-server": rr_server, "rr-client": rr_client, "sink": sink, "source": source,
             "upload": upload, "download": download, "slow-accept": slow_accept, "front": front,
+            "relay": relay,
             "app-server": app_server, "app-client": app_client}
     apps[args.app](args)
 

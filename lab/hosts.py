@@ -42,10 +42,12 @@ def remove_hosts(names):
 
 @contextlib.contextmanager
 def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sysctls=None,
-          client_initcwnd=None, server_initcwnd=None, back_tier=False, prefix="twlab"):
+          client_initcwnd=None, server_initcwnd=None, back_tier=False, back_snat_ports=None,
+          prefix="twlab"):
     """Two hosts with a wire between them, and optionally a back-tier host
-    behind the server; yields the running wire. Everything is removed on
-    the way out, whatever the reason."""
+    behind the server, whose connections to it can be source-NATed through a
+    range of ports ("40000-40003"); yields the running wire. Everything is
+    removed on the way out, whatever the reason."""
     names = Names(prefix)
     remove_hosts(names)
     wire, relay, stop = None, None, threading.Event()
@@ -60,6 +62,8 @@ def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sy
         add_address(names.server_ns, names.server_tap, SERVER_IP, server_sysctls, server_initcwnd)
         if back_tier:
             add_back_tier(names)
+        if back_snat_ports:
+            masquerade(names, back_snat_ports)
         relay = threading.Thread(target=wire.run, args=(stop,), daemon=True)
         relay.start()
         yield wire
@@ -98,6 +102,15 @@ def add_back_tier(names):
         sh(*in_ns(ns, "ethtool", "-K", device, "tso", "off", "gso", "off", "gro", "off"), check=False)
 
 
+def masquerade(names, ports):
+    """The server's connections to the back tier leave from its own address
+    and a port of `ports` only, as through a NAT gateway."""
+    rules = (f"table ip twlab_nat {{\n chain post {{\n"
+             f"  type nat hook postrouting priority 100;\n"
+             f"  oifname {names.server_veth} meta l4proto tcp masquerade to :{ports}\n }}\n}}\n")
+    subprocess.run(in_ns(names.server_ns, "nft", "-f", "-"), input=rules, text=True, check=True)
+
+
 @contextlib.contextmanager
 def running(ns, *command):
     """A background process in a namespace, stopped on exit."""
@@ -119,11 +132,15 @@ def running(ns, *command):
 def recording(points, path_for, snaplen=128, prefix="twlab"):
     """tcpdump on the chosen capture points: "client" and "server" are the
     two ends of the wire, "server-any" every interface of the server (its
-    front and back tier sides). Yields nothing."""
+    front and back tier sides); "front" and "back" the server's two links
+    when it is a proxy: its TAP and its side of the back tier's link. Yields
+    nothing."""
     names = Names(prefix)
     taps = {"client": (names.client_ns, names.client_tap),
             "server": (names.server_ns, names.server_tap),
-            "server-any": (names.server_ns, "any")}
+            "server-any": (names.server_ns, "any"),
+            "front": (names.server_ns, names.server_tap),
+            "back": (names.server_ns, names.server_veth)}
     processes = []
     for point in points:
         ns, tap = taps[point]

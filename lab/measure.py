@@ -334,3 +334,45 @@ def exchanges(pkts, client_ip):
         if request is not None:
             found.append((stream, request, response_end))
     return found
+
+
+def message_ends(pkts, sender_ip, size):
+    """For each connection `sender_ip` sends data on, in the order they
+    opened: when the last byte of each of its messages of `size` bytes passed
+    (message k ends at byte k × size of its stream)."""
+    ends = []
+    for segments in sorted(by_stream(pkts).values(), key=lambda s: s[0].time):
+        data = [p for p in segments if p.src == sender_ip and p.len > 0 and not is_resent(p)]
+        if not data:
+            continue
+        first, times, reached = data[0].seq, [], size
+        for p in data:
+            while p.end - first >= reached:
+                times.append(p.time)
+                reached += size
+        ends.append(times)
+    return ends
+
+
+def added_ms(ends_in, ends_out):
+    """How much later each message left than it came in, connection by
+    connection (both lists in the order the connections opened)."""
+    return [(out - came) * 1000 for ins, outs in zip(ends_in, ends_out)
+            for came, out in zip(ins, outs)]
+
+
+def syns_on_reused_tuples(pkts, within_s=60.0):
+    """SYNs on a 4-tuple whose previous connection ended (its first FIN)
+    less than `within_s` before: the TIME_WAIT of whoever closed it had not
+    run out. Returns the ms from that FIN to each such SYN."""
+    reuses, ended = [], {}
+    for segments in sorted(by_stream(pkts).values(), key=lambda s: s[0].time):
+        syn = next((p for p in segments if p.syn and not p.ack_flag), None)
+        if syn:
+            key = (syn.src, syn.sport, syn.dport)
+            if key in ended and syn.time - ended[key] < within_s:
+                reuses.append((syn.time - ended[key]) * 1000)
+        fin = next((p for p in segments if p.fin), None)
+        if syn and fin:
+            ended[(syn.src, syn.sport, syn.dport)] = fin.time
+    return reuses

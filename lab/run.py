@@ -23,7 +23,8 @@ import traceback
 
 import measure
 import pcapfile
-from hosts import BACK_IP, CLIENT_IP, SERVER_IP, Names, hosts, in_ns, recording, running
+from hosts import (BACK_IP, CLIENT_IP, SERVER_BACK_IP, SERVER_IP, Names, hosts, in_ns,
+                   recording, running)
 from wire import DropRule
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,6 +34,7 @@ MSS = 1448  # 1500-byte MTU less IP and TCP headers and timestamps
 MAX_CAPTURE_BYTES = 2_000_000
 SNAPLEN = 128
 NAMES = Names("twlab")
+RELAY_LOG = "/tmp/twlab-relay.jsonl"
 
 
 @dataclasses.dataclass
@@ -47,15 +49,18 @@ class Setup:
     drops: list = dataclasses.field(default_factory=list)
     client_sysctls: dict = dataclasses.field(default_factory=dict)
     back: list = None  # apps.py arguments for a back tier on a third host
+    back_snat_ports: str = None  # the server's connections to the back tier NATed through these
     points: tuple = ("client",)
 
     def hosts_options(self):
         return {"delay_ms": self.delay_ms, "rate_mbit": self.rate_mbit, "drops": self.drops,
-                "client_sysctls": self.client_sysctls, "back_tier": self.back is not None}
+                "client_sysctls": self.client_sysctls, "back_tier": self.back is not None,
+                "back_snat_ports": self.back_snat_ports}
 
     def wire(self):
+        snat = self.back_snat_ports and f"server to back tier: masquerade to :{self.back_snat_ports}"
         wire = {"delay_ms": self.delay_ms, "rate_mbit": self.rate_mbit,
-                "drops": [rule.describe() for rule in self.drops]}
+                "drops": [rule.describe() for rule in self.drops], "back_snat": snat}
         return {key: value for key, value in wire.items() if value}
 
     def apps(self):
@@ -505,11 +510,97 @@ def drops_at_tap(lab):
                  f"the server's tap missed {removed} data frames; the wire lost none")
 
 
+PROXY_REQUEST, PROXY_RESPONSE = 300, 100
+
+
+def proxy_setup(client, relay=(), snat_ports=None):
+    """A relay on the server in front of an rr-server on the back tier,
+    recorded on both of the relay's links at once."""
+    return Setup(server=["relay", "--back", BACK_IP, "--back-port", "9090", *relay],
+                 client=["rr-client", "--chunks", str(PROXY_RESPONSE), "--nodelay", "1", *client],
+                 back=["rr-server", "--port", "9090", "--request-size", str(PROXY_REQUEST),
+                       "--chunks", str(PROXY_RESPONSE), "--nodelay", "1"],
+                 back_snat_ports=snat_ports, points=("front", "back"))
+
+
+def proxy_nagle(lab):
+    """Small requests through a proxy that terminates TCP and leaves Nagle
+    on toward the back tier. The client writes each request as 100 + 200
+    bytes 5 ms apart (TCP_NODELAY): the relay passes the 100 on at once, then
+    holds the 200 until the back server acknowledges the 100, which it does
+    only when its delayed-ACK timer fires, as it waits for the whole request."""
+    setup = proxy_setup(["--pieces", "100,200", "--piece-pause-ms", "5", "--requests", "20"])
+    paths = lab.record("proxy_nagle", setup)
+    front, back = measure.packets(paths["front"]), measure.packets(paths["back"])
+    requests = measure.added_ms(measure.message_ends(front, CLIENT_IP, PROXY_REQUEST),
+                                measure.message_ends(back, SERVER_BACK_IP, PROXY_REQUEST))
+    responses = measure.added_ms(measure.message_ends(back, BACK_IP, PROXY_RESPONSE),
+                                 measure.message_ends(front, SERVER_IP, PROXY_RESPONSE))
+    # A held piece leaves within 2 ms of the ACK of the piece before it.
+    holds = [wait for wait, resume in measure.ack_waits_ms(back, SERVER_BACK_IP, 20)
+             if resume is not None and resume <= 2]
+    require(len(requests) == 20 and len(holds) >= 15,
+            f"{len(requests)} requests, {len(holds)} held until an ACK")
+    lab.manifest("proxy_nagle", ["proxy_nagle"], setup, paths["front"], "front",
+                 {"back_capture": final_name(paths["back"]), "proxy": SERVER_IP,
+                  "proxy_back": SERVER_BACK_IP, "back_server": f"{BACK_IP}:9090",
+                  "requests": len(requests),
+                  "request_added_ms_p50": round(measure.median(requests), 2),
+                  "request_added_ms_total": round(sum(requests), 1),
+                  "response_added_ms_p50": round(measure.median(responses), 3),
+                  "nagle_holds": len(holds), "hold_ms_p50": round(measure.median(holds), 1)},
+                 f"{len(holds)} of {len(requests)} requests held at the proxy until the back "
+                 f"server's ACK ({measure.median(holds):.1f} ms); the proxy adds a median "
+                 f"{measure.median(requests):.1f} ms to a request, "
+                 f"{measure.median(responses):.2f} ms to a response")
+
+
+def proxy_snat(lab):
+    """Eight clients at a time (sixteen connections in all, 100 ms apart)
+    through the relay, whose connections to the back tier are NATed through
+    four ports. Once four are open the NAT has no port for a fifth and drops
+    its SYNs; the relay retries (1 s apart) and gives up after 3 s. A freed
+    port is taken again at once, while the TIME_WAIT of its last connection
+    still runs."""
+    if os.path.exists(RELAY_LOG):
+        os.remove(RELAY_LOG)
+    setup = proxy_setup(["--pieces", str(PROXY_REQUEST), "--requests", "10",
+                         "--client-think-ms", "50", "--parallel", "8", "--stagger-ms", "100",
+                         "--connections", "2", "--connect-timeout", "10"],
+                        relay=["--connect-timeout", "3", "--log", RELAY_LOG],
+                        snat_ports="40000-40003")
+    paths = lab.record("proxy_snat", setup)
+    with open(RELAY_LOG) as log:
+        connects = [json.loads(line) for line in log]
+    os.remove(RELAY_LOG)
+    front, back = measure.packets(paths["front"]), measure.packets(paths["back"])
+    ports = sorted({sport for sport, _ in measure.syn_times_by_stream(back)})
+    reuses = measure.syns_on_reused_tuples(back)
+    failed = [c for c in connects if not c["connected"]]
+    # A connect that took a SYN retry: the first comes after a second.
+    waited = [c["connect_s"] for c in connects if c["connected"] and c["connect_s"] >= 0.5]
+    require(len(ports) == 4 and failed and len(waited) >= 2 and len(reuses) >= 4,
+            f"ports {ports}, {len(failed)} failed, {len(waited)} waited, {len(reuses)} reused")
+    lab.manifest("proxy_snat", ["snat_exhaustion"], setup, paths["front"], "front",
+                 {"back_capture": final_name(paths["back"]), "proxy": SERVER_IP,
+                  "proxy_back": SERVER_BACK_IP, "back_server": f"{BACK_IP}:9090",
+                  "front_side_connections": measure.connections_opened(front),
+                  "back_side_connections": measure.connections_opened(back),
+                  "back_source_ports": ports, "reuses_in_time_wait": len(reuses),
+                  "reuse_after_ms_p50": round(measure.median(reuses), 1),
+                  "connects_failed": len(failed), "connects_waited": len(waited),
+                  "connect_wait_s_p50": round(measure.median(waited), 2)},
+                 f"{len(ports)} source ports for {len(connects)} back connections: "
+                 f"{len(reuses)} reused within TIME_WAIT ({measure.median(reuses):.0f} ms after "
+                 f"the FIN), {len(waited)} waited {measure.median(waited):.1f} s for a port, "
+                 f"{len(failed)} never got one")
+
+
 SCENARIOS = {f.__name__: f for f in (
     delayed_ack, nagle_delayed_ack, receive_window_limit, zero_window, loss_bursts_downstream,
     loss_upstream, syn_drops, server_think_time, small_writes, periodic_stalls,
     chatty_high_rtt, link_rate_limit, odd_segments_delayed_ack, port_reuse, pool_queueing,
-    app_failures, healthy, nagle_fixed, taps_mislabelled, drops_at_tap)}
+    app_failures, healthy, nagle_fixed, taps_mislabelled, drops_at_tap, proxy_nagle, proxy_snat)}
 
 
 def parse_arguments():
@@ -527,11 +618,11 @@ def parse_arguments():
 def check_environment():
     if os.geteuid() != 0:
         sys.exit("lab: run as root (network namespaces and TAP devices)")
-    missing = [tool for tool in ("ip", "tcpdump", "tshark", "openssl")
+    missing = [tool for tool in ("ip", "tcpdump", "tshark", "openssl", "nft")
                if shutil.which(tool) is None]
     if missing:
         sys.exit(f"lab: {', '.join(missing)} missing "
-                 "(apt-get install iproute2 tcpdump tshark openssl)")
+                 "(apt-get install iproute2 tcpdump tshark openssl nftables)")
 
 
 def main():

@@ -3,7 +3,8 @@
 //! Both captures are diagnosed in full. Findings are paired by kind: each
 //! is gone, new, or still there at a changed cost. Transactions are grouped
 //! by type (their name where the payload gave one, else their signature) and
-//! each type's response times are set side by side.
+//! each type's response times are set side by side. Throughput, receive
+//! window and retransmissions over time are set on shared axes.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,8 @@ use diagnose::{Finding, Severity};
 use pipeline::{Analysis, Silent, Stages};
 use serde::Serialize;
 use transactions::{Durations, Transaction};
+
+use crate::series::{self, Overlay, Ticks};
 
 /// What changed from one run to the other.
 #[derive(Debug, Clone, Serialize)]
@@ -22,6 +25,8 @@ pub struct Diff {
     pub findings: Vec<FindingChange>,
     /// The most frequent types first.
     pub transaction_types: Vec<TypeChange>,
+    /// Both runs over time, from each capture's start.
+    pub series: Overlay,
 }
 
 /// One run's totals.
@@ -75,26 +80,35 @@ pub struct TypeChange {
 
 /// Diagnoses both captures and sets them side by side.
 pub fn diff(before_path: &str, after_path: &str) -> Result<Diff, CaptureError> {
-    let before = diagnosed(before_path)?;
-    let after = diagnosed(after_path)?;
+    let (before, before_ticks) = diagnosed(before_path)?;
+    let (after, after_ticks) = diagnosed(after_path)?;
     Ok(Diff {
         before: run(before_path, &before),
         after: run(after_path, &after),
         findings: finding_changes(&before.findings, &after.findings),
         transaction_types: type_changes(&before.transactions, &after.transactions),
+        series: series::overlay(before_ticks, after_ticks),
     })
 }
 
-/// The full diagnosis of one capture; a read that stopped early is an error.
-fn diagnosed(path: &str) -> Result<Analysis, CaptureError> {
+/// The full diagnosis of one capture and its series over time; a read that
+/// stopped early is an error.
+fn diagnosed(path: &str) -> Result<(Analysis, Ticks), CaptureError> {
     let stages = Stages {
         diagnose: true,
         ..Stages::default()
     };
-    let mut analysis = pipeline::analyze(&[path.to_string()], stages, Silent, |_| {})?;
+    let mut ticks = Ticks::default();
+    let mut analysis = pipeline::analyze_observed(
+        &[path.to_string()],
+        stages,
+        Silent,
+        |_| {},
+        |segment| ticks.observe(segment),
+    )?;
     match analysis.error.take() {
         Some(error) => Err(error),
-        None => Ok(analysis),
+        None => Ok((analysis, ticks)),
     }
 }
 

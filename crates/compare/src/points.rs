@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::losses::{Direction, Losses};
 use crate::packets::{self, Capture, Flow};
 use crate::pairing::{self, FlowPair};
+use crate::proxy::{self, Proxy};
 use crate::timing::{Delay, Transits};
 
 /// At most this one-way delay between the points, and no router between
@@ -50,6 +51,9 @@ pub struct Comparison {
     /// (and source MACs, where captured):
     /// they were captured on one segment, not at two points of a path.
     pub same_segment: bool,
+    /// When no packet is in both: the two sides of a proxy that terminates
+    /// TCP, if exchanges pair across it.
+    pub proxy: Option<Proxy>,
 }
 
 /// One capture file.
@@ -76,7 +80,11 @@ pub struct Way {
 pub fn compare(a_path: &str, b_path: &str) -> Result<Comparison, CaptureError> {
     let a = packets::read(a_path)?;
     let b = packets::read(b_path)?;
-    Ok(compare_captures(&a, &b))
+    let mut comparison = compare_captures(&a, &b);
+    if comparison.packets_matched == 0 {
+        comparison.proxy = proxy::through_proxy(a_path, b_path)?;
+    }
+    Ok(comparison)
 }
 
 /// A flow pair's direction that runs from A to B, by the median time its
@@ -164,6 +172,7 @@ pub fn compare_captures(a: &Capture, b: &Capture) -> Comparison {
         nearer_b,
         source_macs_agree,
         same_segment,
+        proxy: None,
     }
 }
 

@@ -6,6 +6,7 @@ use transactions::Durations;
 
 use crate::diff::{Change, Diff, FindingChange, FoundOnce, TypeChange};
 use crate::points::{Comparison, Point, Way};
+use crate::proxy::{Added, Cause, CauseKind, Proxy, SnatExhaustion};
 
 impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -22,7 +23,10 @@ impl fmt::Display for Comparison {
             }
         )?;
         if self.packets_matched == 0 {
-            return writeln!(f, "The two captures hold no packet in common.");
+            return match &self.proxy {
+                Some(proxy) => write!(f, "{proxy}"),
+                None => writeln!(f, "The two captures hold no packet in common."),
+            };
         }
         writeln!(
             f,
@@ -227,6 +231,148 @@ fn write_type_change(f: &mut fmt::Formatter<'_>, change: &TypeChange) -> fmt::Re
         side(&change.before),
         side(&change.after)
     )
+}
+
+impl fmt::Display for Proxy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "No packet is in both: a proxy between them terminates TCP.\n\
+             front (client side): {}\nback (server side): {}",
+            self.front, self.back
+        )?;
+        let named = match self.transactions_named_alike {
+            0 => String::new(),
+            n => format!(", {n} with the same request line or server name"),
+        };
+        writeln!(
+            f,
+            "{} of {} front connections paired with their back connection ({} on the back side): \
+             {} paired{named}",
+            self.connections_paired,
+            self.front_connections,
+            self.back_connections,
+            counted(self.transactions_paired, "exchange"),
+        )?;
+        if self.front_without_back > 0 {
+            writeln!(
+                f,
+                "{} asked something and had no back connection",
+                counted(self.front_without_back, "front connection")
+            )?;
+        }
+        writeln!(f, "\nTime the proxy added (ms):")?;
+        write_added(
+            f,
+            "request in at the front → out at the back",
+            &self.request_added,
+        )?;
+        write_added(
+            f,
+            "response in at the back → out at the front",
+            &self.response_added,
+        )?;
+        writeln!(f, "\nWhy:")?;
+        if self.causes.is_empty() && self.snat.is_none() {
+            writeln!(f, "  nothing the proxy did stands out")?;
+        }
+        for cause in &self.causes {
+            writeln!(f, "  {}", cause_sentence(cause))?;
+        }
+        if let Some(snat) = &self.snat {
+            write_snat(f, snat)?;
+        }
+        Ok(())
+    }
+}
+
+fn write_added(f: &mut fmt::Formatter<'_>, way: &str, added: &Option<Added>) -> fmt::Result {
+    match added {
+        Some(a) => writeln!(
+            f,
+            "  {way:<45} p50 {:>8.3}, p90 {:>8.3}, max {:>8.3}, total {:>9.1} over {}",
+            a.p50_ms,
+            a.p90_ms,
+            a.max_ms,
+            a.total_ms,
+            counted(a.transactions, "exchange")
+        ),
+        None => writeln!(f, "  {way:<45} —"),
+    }
+}
+
+fn cause_sentence(cause: &Cause) -> String {
+    let exchanges = counted(cause.transactions, "exchange");
+    let cost = cause.cost_ms;
+    match cause.kind {
+        CauseKind::NagleTowardServer => format!(
+            "Nagle at the proxy toward the server: in {exchanges} the proxy held a small \
+             request segment until the server acknowledged its previous small segment \
+             ({cost:.1} ms added in all; TCP_NODELAY on the proxy's server side removes it)"
+        ),
+        CauseKind::NagleTowardClient => format!(
+            "Nagle at the proxy toward the client: in {exchanges} the proxy held a small \
+             response segment until the client acknowledged its previous small segment \
+             ({cost:.1} ms added in all; TCP_NODELAY on the proxy's client side removes it)"
+        ),
+        CauseKind::WritesCoalesced => format!(
+            "the proxy coalesced writes: in {exchanges} a message left it in fewer segments \
+             than it came in"
+        ),
+        CauseKind::WritesSplit => format!(
+            "the proxy split writes: in {exchanges} a message left it in more segments \
+             than it came in"
+        ),
+        CauseKind::ServerZeroWindow => format!(
+            "the server shut its window on the proxy on {} ({cost:.1} ms shut)",
+            counted(cause.transactions, "connection")
+        ),
+        CauseKind::ClientZeroWindow => format!(
+            "the client shut its window on the proxy on {} ({cost:.1} ms shut)",
+            counted(cause.transactions, "connection")
+        ),
+        CauseKind::ProxyZeroWindow => format!(
+            "the proxy shut its own window on {} ({cost:.1} ms shut): it took in no more \
+             than it could pass on",
+            counted(cause.transactions, "connection")
+        ),
+    }
+}
+
+fn write_snat(f: &mut fmt::Formatter<'_>, snat: &SnatExhaustion) -> fmt::Result {
+    writeln!(
+        f,
+        "  source NAT out of ports on the back side: {} back connections to {} came from {} \
+         on {}",
+        snat.back_connections,
+        snat.server,
+        snat.source,
+        counted(snat.source_ports, "port")
+    )?;
+    if let Some(after) = snat.reuse_after_ms_p50 {
+        writeln!(
+            f,
+            "    {} reused a source port {after:.1} ms (median) after its previous connection \
+             closed, inside that connection's TIME_WAIT",
+            counted(snat.reused_in_time_wait, "connection")
+        )?;
+    }
+    if let Some(wait) = snat.connect_wait_ms_p50 {
+        writeln!(
+            f,
+            "    {} came in with every port held: the back connection opened {wait:.1} ms \
+             (median) later, once a SYN retry found a port free",
+            counted(snat.connects_waited, "front connection")
+        )?;
+    }
+    if snat.connects_failed > 0 {
+        writeln!(
+            f,
+            "    {} asked something and never got a back connection: no SYN retry found a port",
+            counted(snat.connects_failed, "front connection")
+        )?;
+    }
+    Ok(())
 }
 
 /// "1 connection", "3 connections".

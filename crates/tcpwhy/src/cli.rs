@@ -31,6 +31,7 @@ Examples:
   tcpwhy report trace.pcap -o report.html  one HTML file to open offline or send on
   tcpwhy compare client-side.pcap server-side.pcap   delay and loss between two points
   tcpwhy diff before.pcap after.pcap      what a change did to findings and response times
+  tcpwhy diff before.pcap after.pcap --html diff.html   both runs over time on shared axes
   tcpwhy export ring-*.pcap -o tables/    one Parquet file per table (or --format csv|json)
   tcpwhy diagnose trace.pcap --fail-on warning   exit 1 on a warning or worse
 

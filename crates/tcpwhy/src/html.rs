@@ -43,7 +43,7 @@ pub fn write_report(
     stages: Stages,
     progress: impl Fn() -> Progress,
 ) -> Result<Analysis, Failure> {
-    refuse_overwriting_an_input(files, output)?;
+    refuse_overwriting_an_input(files, output).map_err(Failure::Output)?;
     let destination = Destination::of(output)
         .map_err(|reason| Failure::Output(format!("{}: {reason}", output.display())))?;
     let (analysis, details) = analyze_with_detail(files, asked, stages, progress)?;
@@ -65,6 +65,21 @@ pub fn write_report(
         .write(|mut out| report::write(&mut out, &report))
         .map_err(|error| Failure::Output(format!("{}: {error}", output.display())))?;
     Ok(analysis)
+}
+
+/// Writes a page made by `write` to `output`, as a report is written: never
+/// over one of `inputs`, and whole or not at all.
+pub fn write_page(
+    inputs: &[String],
+    output: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), String> {
+    let failed = |reason: String| format!("{}: {reason}", output.display());
+    refuse_overwriting_an_input(inputs, output)?;
+    let destination = Destination::of(output).map_err(failed)?;
+    destination
+        .write(write)
+        .map_err(|error| failed(error.to_string()))
 }
 
 fn analyze_with_detail(
@@ -131,7 +146,7 @@ fn analyze_with_detail(
     }
 }
 
-fn refuse_overwriting_an_input(files: &[String], output: &Path) -> Result<(), Failure> {
+fn refuse_overwriting_an_input(files: &[String], output: &Path) -> Result<(), String> {
     let Ok(target) = output.canonicalize() else {
         return Ok(());
     };
@@ -140,10 +155,10 @@ fn refuse_overwriting_an_input(files: &[String], output: &Path) -> Result<(), Fa
             .canonicalize()
             .is_ok_and(|input| input == target)
         {
-            return Err(Failure::Output(format!(
-                "{}: is an input file; choose another -o path",
+            return Err(format!(
+                "{}: is an input file; choose another output path",
                 output.display()
-            )));
+            ));
         }
     }
     Ok(())

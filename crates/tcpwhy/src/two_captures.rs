@@ -1,6 +1,7 @@
 //! `tcpwhy compare` and `tcpwhy diff`: two captures side by side.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -26,6 +27,11 @@ pub struct DiffArgs {
     /// The capture of the same workload taken after it.
     #[arg(value_name = "AFTER")]
     after: String,
+    /// Also write one self-contained HTML page with both runs: their
+    /// throughput, window and retransmissions on shared axes, each
+    /// finding's change and the response times by transaction type.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 pub fn compare(args: &CompareArgs, format: Format) -> io::Result<ExitCode> {
@@ -33,7 +39,18 @@ pub fn compare(args: &CompareArgs, format: Format) -> io::Result<ExitCode> {
 }
 
 pub fn diff(args: &DiffArgs, format: Format) -> io::Result<ExitCode> {
-    write(compare::diff::diff(&args.before, &args.after), format)
+    let result = compare::diff::diff(&args.before, &args.after);
+    if let (Ok(diff), Some(output)) = (&result, &args.html) {
+        let files = [args.before.clone(), args.after.clone()];
+        let written = crate::html::write_page(&files, output, |mut out| {
+            report::write_diff(&mut out, &files, diff)
+        });
+        if let Err(reason) = written {
+            eprintln!("tcpwhy: {reason}");
+            return Ok(ExitCode::from(2));
+        }
+    }
+    write(result, format)
 }
 
 /// Writes the result as text or one JSON object; a capture that cannot be

@@ -24,7 +24,7 @@ const CLIENT: &str = "10.77.0.1";
 const SERVER: &str = "10.77.0.2";
 
 /// The scenarios `lab/run.py` makes; each has a test below.
-const SCENARIOS: [&str; 20] = [
+const SCENARIOS: [&str; 22] = [
     "app_failures",
     "chatty_high_rtt",
     "delayed_ack",
@@ -39,6 +39,8 @@ const SCENARIOS: [&str; 20] = [
     "periodic_stalls",
     "pool_queueing",
     "port_reuse",
+    "proxy_nagle",
+    "proxy_snat",
     "receive_window_limit",
     "server_think_time",
     "small_writes",
@@ -384,8 +386,10 @@ fn every_manifest_is_a_known_scenario_with_a_small_wire_sized_capture() {
             "{name} has no check here"
         );
         let mut captures = vec![manifest["capture"].as_str().unwrap().to_string()];
-        if let Some(other) = manifest["expect"]["sender_side_capture"].as_str() {
-            captures.push(other.to_string());
+        for other in ["sender_side_capture", "back_capture"] {
+            if let Some(other) = manifest["expect"][other].as_str() {
+                captures.push(other.to_string());
+            }
         }
         for capture in captures {
             let capture = captures_dir().join(capture);
@@ -894,6 +898,123 @@ fn requests_fail_with_error_statuses_tls_alerts_in_the_clear_and_a_reset() {
 /// tcpwhy's connection objects for a capture.
 fn connections(capture: &Path) -> Vec<Value> {
     common::objects("connections", capture, "connection")
+}
+
+/// For each connection `sender` sends data on, in the order they opened:
+/// when the last byte of each of its messages of `size` bytes passed.
+fn message_ends(packets: &[Packet], sender: &str, size: u64) -> Vec<Vec<f64>> {
+    let mut streams: Vec<Vec<&Packet>> = by_stream(packets).into_values().collect();
+    streams.sort_by(|x, y| x[0].time.total_cmp(&y[0].time));
+    streams
+        .into_iter()
+        .filter_map(|stream| {
+            let data: Vec<&Packet> = stream
+                .into_iter()
+                .filter(|p| p.src == sender && p.len > 0 && !p.retransmission)
+                .collect();
+            let first = data.first()?.seq;
+            let mut ends = Vec::new();
+            for p in &data {
+                while p.seq + p.len - first >= size * (ends.len() as u64 + 1) {
+                    ends.push(p.time);
+                }
+            }
+            Some(ends)
+        })
+        .collect()
+}
+
+#[test]
+fn the_proxy_holds_each_second_piece_until_the_back_servers_delayed_ack() {
+    let lab = Lab::load("proxy_nagle");
+    let back =
+        tshark(&captures_dir().join(lab.manifest["expect"]["back_capture"].as_str().unwrap()));
+    let proxy_back = lab.manifest["expect"]["proxy_back"].as_str().unwrap();
+    let came_in = message_ends(&lab.packets, CLIENT, 300);
+    let went_out = message_ends(&back, proxy_back, 300);
+    let added: Vec<f64> = came_in
+        .iter()
+        .zip(&went_out)
+        .flat_map(|(ins, outs)| ins.iter().zip(outs).map(|(i, o)| (o - i) * 1e3))
+        .collect();
+    assert_eq!(added.len() as f64, lab.expect("requests"));
+    close(
+        median(added.clone()),
+        lab.expect("request_added_ms_p50"),
+        "request added ms",
+    );
+    close(
+        added.iter().sum(),
+        lab.expect("request_added_ms_total"),
+        "request added in all",
+    );
+    // Each hold: a pause in the proxy's data toward the server, ended
+    // within 2 ms of the server's ACK of everything sent, 35 ms or more late.
+    let mut holds = Vec::new();
+    for stream in by_stream(&back).values() {
+        let mut last_data: Option<&Packet> = None;
+        for p in stream {
+            if p.src == proxy_back && p.len > 0 {
+                if let Some(held) = last_data.filter(|held| (p.time - held.time) * 1e3 >= 20.0) {
+                    let released = stream.iter().find(|a| {
+                        a.src != proxy_back && a.ack >= held.seq + held.len && a.time > held.time
+                    });
+                    if let Some(ack) = released.filter(|ack| (p.time - ack.time) * 1e3 <= 2.0) {
+                        holds.push((ack.time - held.time) * 1e3);
+                    }
+                }
+                last_data = Some(p);
+            } else if p.len > 0 {
+                last_data = None;
+            }
+        }
+    }
+    assert_eq!(holds.len() as f64, lab.expect("nagle_holds"));
+    close(median(holds.clone()), lab.expect("hold_ms_p50"), "hold ms");
+    assert!(holds.iter().all(|&hold| hold >= 35.0), "{holds:?}");
+}
+
+#[test]
+fn the_nat_behind_the_proxy_reuses_its_four_ports_within_time_wait() {
+    let lab = Lab::load("proxy_snat");
+    let back =
+        tshark(&captures_dir().join(lab.manifest["expect"]["back_capture"].as_str().unwrap()));
+    let front_syns = lab.packets.iter().filter(|p| p.is_syn()).count();
+    assert_eq!(front_syns as f64, lab.expect("front_side_connections"));
+    let mut streams: Vec<Vec<&Packet>> = by_stream(&back).into_values().collect();
+    streams.sort_by(|x, y| x[0].time.total_cmp(&y[0].time));
+    assert_eq!(streams.len() as f64, lab.expect("back_side_connections"));
+    let ports: BTreeSet<u64> = back
+        .iter()
+        .filter(|p| p.is_syn())
+        .map(|p| p.sport)
+        .collect();
+    let wanted: BTreeSet<u64> = lab.manifest["expect"]["back_source_ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_u64().unwrap())
+        .collect();
+    assert_eq!(ports, wanted);
+    let mut ended: BTreeMap<u64, f64> = BTreeMap::new();
+    let mut reuses = Vec::new();
+    for stream in streams {
+        let syn = stream.iter().find(|p| p.is_syn()).unwrap();
+        if let Some(fin) = ended.get(&syn.sport) {
+            if syn.time - fin < 60.0 {
+                reuses.push((syn.time - fin) * 1e3);
+            }
+        }
+        if let Some(fin) = stream.iter().find(|p| p.fin) {
+            ended.insert(syn.sport, fin.time);
+        }
+    }
+    assert_eq!(reuses.len() as f64, lab.expect("reuses_in_time_wait"));
+    close(
+        median(reuses),
+        lab.expect("reuse_after_ms_p50"),
+        "reuse after ms",
+    );
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! `tcpwhy report` opened in headless Chromium: findings shown, every chart
 //! drawn, a connection row's click draws its ladder, nothing from the
-//! capture runs as script, and charts made again and again leave no garbage. Needs chromium and the node packages of
-//! tests/browser, which `.ci/run` installs.
+//! capture runs as script, and charts made again and again leave no garbage.
+//! `tcpwhy diff --html` too: both runs drawn on shared axes, each finding's
+//! change shown. Needs chromium and the node packages of tests/browser,
+//! which `.ci/run` installs.
 
 use crate::common;
 
@@ -41,6 +43,11 @@ fn tcpwhy_report(args: &[&Path]) -> std::process::Output {
 
 /// Runs tests/browser/check.mjs on `report`; its JSON summary, or a failure with its reasons.
 fn check_in_browser(report: &Path, extra: &[&str]) -> Value {
+    run_check("check.mjs", report, extra)
+}
+
+/// Runs the browser check `script` on `page`; its JSON summary, or a failure with its reasons.
+fn run_check(script: &str, page: &Path, extra: &[&str]) -> Value {
     assert!(
         Path::new(CHROMIUM).exists(),
         "{CHROMIUM} is missing: run .ci/run, which installs chromium"
@@ -51,15 +58,16 @@ fn check_in_browser(report: &Path, extra: &[&str]) -> Value {
     );
     let output = Command::new("node")
         .current_dir(browser_dir())
-        .arg("check.mjs")
-        .arg(report)
+        .arg(script)
+        .arg(page)
         .args(extra)
         .output()
         .expect("node is required: run .ci/run");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "the report failed in the browser:\n{stdout}\n{}",
+        "{} failed in the browser:\n{stdout}\n{}",
+        page.display(),
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_str(stdout.trim()).unwrap()
@@ -248,4 +256,108 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
         partial: Some(format!("partial: {HOSTILE_SCRIPT}")),
     };
     report::write(&mut std::fs::File::create(html).unwrap(), &report).unwrap();
+}
+
+/// `tcpwhy diff BEFORE AFTER --html PAGE`; its JSON result.
+fn tcpwhy_diff(before: &Path, after: &Path, page: &Path) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(["diff", "--format", "json"])
+        .args([before, after])
+        .arg("--html")
+        .arg(page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn the_diff_page_draws_both_runs_on_shared_axes_and_shows_nagle_gone() {
+    let before = common::lab_file("nagle_delayed_ack.pcap");
+    let after = common::lab_file("nagle_fixed.pcap");
+    let page = scratch("diff_nagle").join("diff.html");
+    let diff = tcpwhy_diff(&before, &after, &page);
+    let summary = run_check("check_diff.mjs", &page, &[]);
+    // Each series chart has a line per run, both from 0 on one time axis
+    // (check_diff.mjs fails otherwise); the runs last as long as the JSON says.
+    let tick_ms = diff["series"]["tick_ms"].as_f64().unwrap();
+    for chart in summary["charts"].as_object().unwrap().values() {
+        for (run, name) in chart["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(["before", "after"])
+        {
+            let ticks = diff["series"][name]["throughput_bps"]
+                .as_array()
+                .unwrap()
+                .len();
+            assert_eq!(
+                run["last"].as_f64().unwrap(),
+                ticks as f64 * tick_ms,
+                "{run}"
+            );
+        }
+    }
+    // Without Nagle's wait the run is over in a fraction of the time.
+    let lasted = |run: usize| {
+        summary["charts"]["chart-throughput"]["runs"][run]["last"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(lasted(1) * 4.0 < lasted(0), "{summary}");
+    let changes = summary["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), diff["findings"].as_array().unwrap().len());
+    let nagle = diff["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "nagle_delayed_ack")
+        .expect("the diff names Nagle's wait");
+    assert_eq!(nagle["change"], "gone");
+    let shown = changes
+        .iter()
+        .find(|c| c["kind"] == "nagle_delayed_ack")
+        .expect("the page shows Nagle's wait");
+    assert_eq!(shown["change"], "gone");
+    let title = nagle["before"]["title"].as_str().unwrap();
+    assert!(shown["text"].as_str().unwrap().ends_with(title), "{shown}");
+    assert_eq!(
+        summary["typeRows"].as_u64().unwrap() as usize,
+        diff["transaction_types"].as_array().unwrap().len()
+    );
+}
+
+#[test]
+fn markup_in_the_diffed_file_names_and_payloads_is_shown_as_text_and_never_runs() {
+    let dir = scratch("diff_hostile");
+    // A file name cannot hold the slash of a closing tag.
+    let before = dir.join("<b onmouseover=alert(3)>before.pcap");
+    let after = dir.join(format!(
+        "{HOSTILE_ATTRIBUTE}<img src=x onerror=alert(2)>.pcap"
+    ));
+    hostile_capture(&before);
+    hostile_capture(&after);
+    let page = dir.join("diff.html");
+    let diff = tcpwhy_diff(&before, &after, &page);
+    let transaction_type = diff["transaction_types"][0]["transaction_type"]
+        .as_str()
+        .unwrap();
+    assert!(
+        transaction_type.contains(HOSTILE_SCRIPT),
+        "{transaction_type}"
+    );
+    let summary = run_check(
+        "check_diff.mjs",
+        &page,
+        &[
+            "--expect-text",
+            before.to_str().unwrap(),
+            "--expect-text",
+            after.to_str().unwrap(),
+            "--expect-text",
+            transaction_type,
+        ],
+    );
+    assert_eq!(summary["alerts"], serde_json::json!([]));
 }

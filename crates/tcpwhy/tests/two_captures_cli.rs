@@ -127,3 +127,62 @@ fn a_bad_capture_names_the_file_and_byte_offset() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn diff_writes_no_page_for_a_bad_capture_nor_over_an_input() {
+    let dir = std::env::temp_dir().join(format!("tcpwhy-two-html-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cut = dir.join("cut.pcap");
+    let whole = std::fs::read(lab_file("nagle_fixed.pcap")).unwrap();
+    std::fs::write(&cut, &whole[..whole.len() - 7]).unwrap();
+    let page = dir.join("diff.html");
+    let fixed = lab("nagle_fixed.pcap");
+    let output = tcpwhy(&[
+        "diff",
+        &fixed,
+        cut.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!page.exists(), "a page was written for a capture cut short");
+    let copy = dir.join("before.pcap");
+    std::fs::write(&copy, &whole).unwrap();
+    let copy = copy.to_str().unwrap();
+    let output = tcpwhy(&["diff", copy, &fixed, "--html", copy]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is an input file"), "{stderr}");
+    assert_eq!(std::fs::read(copy).unwrap(), whole);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn compare_names_what_the_proxy_added_and_why() {
+    let nagle = tcpwhy(&[
+        "compare",
+        &lab("proxy_nagle-front.pcap"),
+        &lab("proxy_nagle-back.pcap"),
+    ]);
+    let text = String::from_utf8_lossy(&nagle.stdout);
+    assert!(
+        text.contains("a proxy between them terminates TCP"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Nagle at the proxy toward the server: in 19 exchanges"),
+        "{text}"
+    );
+    let snat = tcpwhy(&[
+        "compare",
+        "--format",
+        "json",
+        &lab("proxy_snat-front.pcap"),
+        &lab("proxy_snat-back.pcap"),
+    ]);
+    let comparison = &json_lines(&snat)[0];
+    let expect = &common::manifest("proxy_snat")["expect"];
+    let snat = &comparison["proxy"]["snat"];
+    assert_eq!(snat["reused_in_time_wait"], expect["reuses_in_time_wait"]);
+    assert_eq!(snat["connects_failed"], expect["connects_failed"]);
+}

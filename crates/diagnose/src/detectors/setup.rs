@@ -191,10 +191,13 @@ fn explanation(
     }
     if !resets.is_empty() {
         text += &format!(
-            " {} connections were reset after a median {:.1} s without a byte from the server: \
+            " {} reset after a median {:.1} s without a byte from the server: \
              something on the way (a proxy, a load balancer, the server's own timeout) gave up \
              waiting.",
-            resets.len(),
+            match resets.len() {
+                1 => "1 connection was".to_string(),
+                n => format!("{n} connections were"),
+            },
             median(resets.to_vec()) / 1e3
         );
     }

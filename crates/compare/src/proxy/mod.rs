@@ -1,0 +1,204 @@
+//! A proxy or load balancer that terminates TCP, captured on both sides.
+//!
+//! No packet crosses such a proxy: it ends the client's connection and opens
+//! its own to the server. Each front connection is paired with its back
+//! connection by their transactions (see [`pairing`]); each exchange then
+//! gives the time the proxy added each way, and the segments it sent say why
+//! (see [`causes`]). The back side's connections tell whether a source NAT
+//! ran out of ports (see [`snat`]). Both captures are read on one clock, as
+//! two interfaces of the proxy's host share one.
+
+mod causes;
+mod pairing;
+mod side;
+mod snat;
+
+use std::collections::BTreeMap;
+
+use capture::CaptureError;
+use serde::Serialize;
+
+pub use causes::{Cause, CauseKind};
+pub use snat::SnatExhaustion;
+
+use causes::Exchange;
+use side::Side;
+use snat::FrontArrival;
+
+/// What a proxy between the two captures did to the traffic.
+#[derive(Debug, Clone, Serialize)]
+pub struct Proxy {
+    /// The capture of the client's side of the proxy.
+    pub front: String,
+    /// The capture of the server's side.
+    pub back: String,
+    pub front_connections: usize,
+    pub back_connections: usize,
+    pub connections_paired: usize,
+    pub transactions_paired: usize,
+    /// Paired transactions whose names (request line, TLS server name) agreed.
+    pub transactions_named_alike: usize,
+    /// Front connections that asked something and had no back connection.
+    pub front_without_back: usize,
+    /// Last request byte in at the front to last request byte out at the back.
+    pub request_added: Option<Added>,
+    /// Last response byte in at the back to last response byte out at the front.
+    pub response_added: Option<Added>,
+    /// The costliest first.
+    pub causes: Vec<Cause>,
+    pub snat: Option<SnatExhaustion>,
+    /// Every exchange paired, in the order the front saw their requests.
+    pub exchanges: Vec<ExchangeTimes>,
+}
+
+/// The time a proxy added one way, over the exchanges, in milliseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Added {
+    pub transactions: usize,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub max_ms: f64,
+    pub total_ms: f64,
+}
+
+impl Added {
+    fn of(mut values: Vec<f64>) -> Option<Added> {
+        values.sort_by(f64::total_cmp);
+        let quantile = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+        let middle = values.len() / 2;
+        let p50_ms = match values.len() {
+            0 => return None,
+            n if n % 2 == 1 => values[middle],
+            _ => (values[middle - 1] + values[middle]) / 2.0,
+        };
+        Some(Added {
+            transactions: values.len(),
+            p50_ms,
+            p90_ms: quantile(0.9),
+            max_ms: *values.last()?,
+            total_ms: values.iter().sum(),
+        })
+    }
+}
+
+/// One exchange through the proxy.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExchangeTimes {
+    pub front_connection: u64,
+    pub back_connection: u64,
+    /// The transaction's index in its front connection, from 1.
+    pub index: u32,
+    pub request_in_ns: i64,
+    pub request_added_ms: f64,
+    pub response_added_ms: Option<f64>,
+    pub causes: Vec<CauseKind>,
+}
+
+/// Reads both captures and pairs them through a proxy, whichever of the two
+/// is the front: the orientation in which more exchanges pair. None when no
+/// exchange pairs either way.
+pub fn through_proxy(a_path: &str, b_path: &str) -> Result<Option<Proxy>, CaptureError> {
+    let a = Side::read(a_path)?;
+    let b = Side::read(b_path)?;
+    let forth = analyse(&a, &b);
+    let back = analyse(&b, &a);
+    let chosen = match (forth, back) {
+        (Some(forth), Some(back)) if back.transactions_paired > forth.transactions_paired => {
+            Some(back)
+        }
+        (Some(forth), _) => Some(forth),
+        (None, back) => back,
+    };
+    Ok(chosen)
+}
+
+fn analyse(front: &Side, back: &Side) -> Option<Proxy> {
+    let pairs = pairing::pair(front, back);
+    if pairs.is_empty() {
+        return None;
+    }
+    let mut exchanges: Vec<ExchangeTimes> = Vec::new();
+    let mut by_cause: BTreeMap<CauseKind, Cause> = BTreeMap::new();
+    for pair in &pairs {
+        let front_transactions = front.transactions_of(pair.front);
+        let back_transactions = back.transactions_of(pair.back);
+        for &(f, b) in &pair.transactions {
+            let exchange = Exchange {
+                front_connection: pair.front,
+                back_connection: pair.back,
+                front: &front_transactions[f],
+                back: &back_transactions[b],
+            };
+            let causes = exchange.causes(front, back);
+            for &(kind, cost_ms) in &causes {
+                let cause = by_cause.entry(kind).or_insert(Cause {
+                    kind,
+                    transactions: 0,
+                    cost_ms: 0.0,
+                });
+                cause.transactions += 1;
+                cause.cost_ms += cost_ms.max(0.0);
+            }
+            exchanges.push(ExchangeTimes {
+                front_connection: pair.front,
+                back_connection: pair.back,
+                index: exchange.front.index,
+                request_in_ns: exchange.front.request_start_ns,
+                request_added_ms: exchange.request_added_ms(),
+                response_added_ms: exchange.response_added_ms(),
+                causes: causes.into_iter().map(|(kind, _)| kind).collect(),
+            });
+        }
+    }
+    exchanges.sort_by_key(|e| (e.request_in_ns, e.front_connection, e.index));
+    let connection_pairs: Vec<(u64, u64)> = pairs.iter().map(|p| (p.front, p.back)).collect();
+    let mut causes: Vec<Cause> = by_cause.into_values().collect();
+    causes.extend(causes::zero_windows(front, back, &connection_pairs));
+    causes.sort_by(|x, y| {
+        y.cost_ms
+            .total_cmp(&x.cost_ms)
+            .then(y.transactions.cmp(&x.transactions))
+    });
+    let arrivals = arrivals(front, back, &connection_pairs);
+    let front_without_back = arrivals
+        .iter()
+        .filter(|a| a.asked && a.back.is_none())
+        .count();
+    Some(Proxy {
+        front: front.path.clone(),
+        back: back.path.clone(),
+        front_connections: front.connections.len(),
+        back_connections: back.connections.len(),
+        connections_paired: pairs.len(),
+        transactions_paired: exchanges.len(),
+        transactions_named_alike: pairs.iter().map(|p| p.named_alike).sum(),
+        front_without_back,
+        request_added: Added::of(exchanges.iter().map(|e| e.request_added_ms).collect()),
+        response_added: Added::of(
+            exchanges
+                .iter()
+                .filter_map(|e| e.response_added_ms)
+                .collect(),
+        ),
+        causes,
+        snat: snat::exhaustion(back, &arrivals),
+        exchanges,
+    })
+}
+
+/// Every front connection the proxy took in, with its back connection if paired.
+fn arrivals<'a>(front: &'a Side, back: &'a Side, pairs: &[(u64, u64)]) -> Vec<FrontArrival<'a>> {
+    let back_of: BTreeMap<u64, u64> = pairs.iter().copied().collect();
+    front
+        .connections
+        .iter()
+        .filter(|c| c.handshake.ack_ns.is_some())
+        .map(|connection| FrontArrival {
+            front: connection,
+            back: back_of
+                .get(&connection.id)
+                .and_then(|id| back.connections.iter().find(|c| c.id == *id)),
+            asked: !front.transactions_of(connection.id).is_empty(),
+        })
+        .collect()
+}
