@@ -9,11 +9,10 @@
 //
 //   node check.mjs REPORT.html [--screenshot FILE [--screenshot-height PX | --screenshot-element CSS]]
 //                  [--expect-text TEXT]... [--no-click] [--leak-check ROUNDS]
-import { chromium } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+
+import { launch, watchedPage } from "./chromium.mjs";
 
 const TIMELINE_CHARTS = ["chart-transactions", "chart-setups", "chart-io", "chart-histogram"];
 const CONNECTION_CHARTS = ["chart-window", "chart-rtt", "chart-sequence", "chart-ladder", "chart-waterfall"];
@@ -127,28 +126,11 @@ async function chartPoints(page, ids) {
 
 async function main() {
   const options = parseArguments(process.argv.slice(2));
-  const profile = mkdtempSync(join(tmpdir(), "tcpwhy-chromium-"));
-  // A fresh profile directory: playwright passes it as --user-data-dir.
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: options.executable,
-    headless: true,
-    viewport: { width: 1400, height: 1000 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const browser = await launch(options.executable);
   const failures = [];
   const result = {};
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    const requests = [];
-    page.on("console", (message) => { if (message.type() === "error") errors.push(message.text()); });
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("request", (request) => { if (!request.url().startsWith("file:")) requests.push(request.url()); });
-    await page.addInitScript(() => {
-      window.__alerts = [];
-      for (const name of ["alert", "confirm", "prompt"]) window[name] = (...args) => { window.__alerts.push([name, ...args]); };
-    });
+    const { page, errors, requests } = await watchedPage(browser.context);
     const started = Date.now();
     await page.goto(pathToFileURL(resolve(options.report)).href);
     await page.waitForSelector("body[data-ready='1']", { timeout: 120000 });
@@ -230,7 +212,6 @@ async function main() {
     }
   } finally {
     await browser.close();
-    rmSync(profile, { recursive: true, force: true });
   }
   result.failures = failures;
   console.log(JSON.stringify(result));

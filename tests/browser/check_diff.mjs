@@ -6,11 +6,10 @@
 // check fails.
 //
 //   node check_diff.mjs PAGE.html [--expect-text TEXT]... [--screenshot FILE]
-import { chromium } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+
+import { launch, watchedPage } from "./chromium.mjs";
 
 const SERIES_CHARTS = ["chart-throughput", "chart-window", "chart-retransmissions"];
 
@@ -46,27 +45,11 @@ function seriesCharts(page) {
 
 async function main() {
   const options = parseArguments(process.argv.slice(2));
-  const profile = mkdtempSync(join(tmpdir(), "tcpwhy-chromium-"));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: options.executable,
-    headless: true,
-    viewport: { width: 1400, height: 1000 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const browser = await launch(options.executable);
   const failures = [];
   const result = {};
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    const requests = [];
-    page.on("console", (message) => { if (message.type() === "error") errors.push(message.text()); });
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("request", (request) => { if (!request.url().startsWith("file:")) requests.push(request.url()); });
-    await page.addInitScript(() => {
-      window.__alerts = [];
-      for (const name of ["alert", "confirm", "prompt"]) window[name] = (...args) => { window.__alerts.push([name, ...args]); };
-    });
+    const { page, errors, requests } = await watchedPage(browser.context);
     await page.goto(pathToFileURL(resolve(options.page)).href);
     await page.waitForSelector("body[data-ready='1']", { timeout: 60000 });
     result.changes = await page.evaluate(() => [...document.querySelectorAll("#change-list .change")].map((card) =>
@@ -101,7 +84,6 @@ async function main() {
     }
   } finally {
     await browser.close();
-    rmSync(profile, { recursive: true, force: true });
   }
   result.failures = failures;
   console.log(JSON.stringify(result));
