@@ -12,7 +12,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { launch, watchedPage } from "./chromium.mjs";
+import { checkShownAndInert, launch, watchedPage } from "./chromium.mjs";
 
 const TIMELINE_CHARTS = ["chart-transactions", "chart-setups", "chart-io", "chart-histogram"];
 const CONNECTION_CHARTS = ["chart-window", "chart-rtt", "chart-sequence", "chart-ladder", "chart-waterfall"];
@@ -130,7 +130,8 @@ async function main() {
   const failures = [];
   const result = {};
   try {
-    const { page, errors, requests } = await watchedPage(browser.context);
+    const watched = await watchedPage(browser.context);
+    const { page } = watched;
     const started = Date.now();
     await page.goto(pathToFileURL(resolve(options.report)).href);
     await page.waitForSelector("body[data-ready='1']", { timeout: 120000 });
@@ -187,19 +188,12 @@ async function main() {
       for (let i = 0; i < 5; i++) Charts.draw(charts.transactions);
       return Math.round((performance.now() - started) / 5);
     });
-    const text = await page.evaluate(() => document.body.innerText);
-    for (const expected of options.expectText) {
-      if (!text.includes(expected)) failures.push(`the page does not show ${JSON.stringify(expected)} as text`);
-    }
-    result.alerts = await page.evaluate(() => window.__alerts);
-    if (result.alerts.length) failures.push(`a script from the data ran: ${JSON.stringify(result.alerts)}`);
-    result.injectedElements = await page.evaluate(() =>
-      document.querySelectorAll("main img, main iframe, main script, main [onload], main [onerror]").length);
-    if (result.injectedElements) failures.push(`${result.injectedElements} elements came from the data`);
-    result.consoleErrors = errors;
-    if (errors.length) failures.push(`console errors: ${errors.join(" | ")}`);
-    result.networkRequests = requests;
-    if (requests.length) failures.push(`the report loaded from the network: ${requests.join(", ")}`);
+    await checkShownAndInert(watched, {
+      expectText: options.expectText,
+      injectedSelector: "main img, main iframe, main script, main [onload], main [onerror]",
+      result,
+      failures,
+    });
     // No tooltip left from the hover above, and no sticky bar over an element.
     await page.mouse.move(0, 0);
     await page.addStyleTag({ content: "nav { position: static; }" });

@@ -9,7 +9,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { launch, watchedPage } from "./chromium.mjs";
+import { checkShownAndInert, launch, watchedPage } from "./chromium.mjs";
 
 const SERIES_CHARTS = ["chart-throughput", "chart-window", "chart-retransmissions"];
 
@@ -49,7 +49,8 @@ async function main() {
   const failures = [];
   const result = {};
   try {
-    const { page, errors, requests } = await watchedPage(browser.context);
+    const watched = await watchedPage(browser.context);
+    const { page } = watched;
     await page.goto(pathToFileURL(resolve(options.page)).href);
     await page.waitForSelector("body[data-ready='1']", { timeout: 60000 });
     result.changes = await page.evaluate(() => [...document.querySelectorAll("#change-list .change")].map((card) =>
@@ -65,19 +66,12 @@ async function main() {
         if (run.last > chart.axis[1]) failures.push(`${id}: ${run.name} runs past the time axis`);
       }
     }
-    const text = await page.evaluate(() => document.body.innerText);
-    for (const expected of options.expectText) {
-      if (!text.includes(expected)) failures.push(`the page does not show ${JSON.stringify(expected)} as text`);
-    }
-    result.alerts = await page.evaluate(() => window.__alerts);
-    if (result.alerts.length) failures.push(`a script from the data ran: ${JSON.stringify(result.alerts)}`);
-    result.injectedElements = await page.evaluate(() =>
-      document.querySelectorAll("body img, body iframe, main script, body [onload], body [onerror]").length);
-    if (result.injectedElements) failures.push(`${result.injectedElements} elements came from the data`);
-    result.consoleErrors = errors;
-    if (errors.length) failures.push(`console errors: ${errors.join(" | ")}`);
-    result.networkRequests = requests;
-    if (requests.length) failures.push(`the page loaded from the network: ${requests.join(", ")}`);
+    await checkShownAndInert(watched, {
+      expectText: options.expectText,
+      injectedSelector: "body img, body iframe, main script, body [onload], body [onerror]",
+      result,
+      failures,
+    });
     if (options.screenshot) {
       await page.addStyleTag({ content: "nav { position: static; }" });
       await page.screenshot({ path: options.screenshot, fullPage: true });

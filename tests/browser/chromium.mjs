@@ -44,3 +44,24 @@ export async function watchedPage(context) {
   });
   return { page, errors, requests };
 }
+
+/**
+ * Checks that the page shows each of `expectText` as text, and that nothing
+ * from the data ran or was loaded: no dialog opened, no element matching
+ * `injectedSelector`, no console error, no request to the network. Records
+ * what it saw in `result` and each reason it failed in `failures`.
+ */
+export async function checkShownAndInert({ page, errors, requests }, { expectText, injectedSelector, result, failures }) {
+  const text = await page.evaluate(() => document.body.innerText);
+  for (const expected of expectText) {
+    if (!text.includes(expected)) failures.push(`the page does not show ${JSON.stringify(expected)} as text`);
+  }
+  result.alerts = await page.evaluate(() => window.__alerts);
+  if (result.alerts.length) failures.push(`a script from the data ran: ${JSON.stringify(result.alerts)}`);
+  result.injectedElements = await page.evaluate((selector) => document.querySelectorAll(selector).length, injectedSelector);
+  if (result.injectedElements) failures.push(`${result.injectedElements} elements came from the data`);
+  result.consoleErrors = errors;
+  if (errors.length) failures.push(`console errors: ${errors.join(" | ")}`);
+  result.networkRequests = requests;
+  if (requests.length) failures.push(`the page loaded from the network: ${requests.join(", ")}`);
+}
