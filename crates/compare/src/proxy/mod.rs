@@ -64,20 +64,25 @@ pub struct Added {
 impl Added {
     fn of(mut values: Vec<f64>) -> Option<Added> {
         values.sort_by(f64::total_cmp);
-        let quantile = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
-        let middle = values.len() / 2;
-        let p50_ms = match values.len() {
-            0 => return None,
-            n if n % 2 == 1 => values[middle],
-            _ => (values[middle - 1] + values[middle]) / 2.0,
-        };
+        let p90_at = ((values.len().max(1) - 1) as f64 * 0.9).round() as usize;
         Some(Added {
             transactions: values.len(),
-            p50_ms,
-            p90_ms: quantile(0.9),
+            p50_ms: median(values.clone())?,
+            p90_ms: values[p90_at],
             max_ms: *values.last()?,
             total_ms: values.iter().sum(),
         })
+    }
+}
+
+/// The middle value, or the mean of the two middle ones; None for none.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    match values.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(values[middle]),
+        _ => Some((values[middle - 1] + values[middle]) / 2.0),
     }
 }
 

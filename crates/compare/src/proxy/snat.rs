@@ -16,6 +16,7 @@ use decode::Endpoint;
 use serde::Serialize;
 use tcp::ConnectionSummary;
 
+use super::median;
 use super::side::Side;
 
 /// Linux holds TIME_WAIT for 60 s; other stacks for 2 × MSL, longer still.
@@ -134,14 +135,4 @@ fn reuses_in_time_wait(connections: &[&ConnectionSummary]) -> Vec<f64> {
         ended.insert(tuple, connection.last_ns);
     }
     reuses
-}
-
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let middle = values.len() / 2;
-    match values.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(values[middle]),
-        _ => Some((values[middle - 1] + values[middle]) / 2.0),
-    }
 }
