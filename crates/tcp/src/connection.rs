@@ -189,14 +189,18 @@ impl Connection {
         let [client, server] = &self.halves;
         let to_client = least(self.handshake.rtt_to_client_ms, server, client);
         let to_server = least(self.handshake.rtt_to_server_ms, client, server);
+        let variation =
+            |least_ns: i64, acking: &Half| (acking.rtt.longest_prompt_ns() - least_ns).max(0);
         match direction {
             Direction::ClientToServer => SideRtts {
                 to_sender_ns: to_client,
                 to_receiver_ns: to_server,
+                to_sender_variation_ns: variation(to_client, server),
             },
             Direction::ServerToClient => SideRtts {
                 to_sender_ns: to_server,
                 to_receiver_ns: to_client,
+                to_sender_variation_ns: variation(to_server, client),
             },
         }
     }

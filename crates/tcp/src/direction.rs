@@ -10,7 +10,7 @@ use crate::clock::{Ack, AckClock};
 use crate::event::{EventKind, EventSet};
 use crate::holes::Holes;
 use crate::ip_id::IpIdCounter;
-use crate::release::{AckOfData, Release, ReleaseTracker, SeenAt, Wait, HOST_REACTION_NS};
+use crate::release::{AckOfData, Release, ReleaseTracker, SeenAt, ToSender, Wait};
 use crate::rtt::{RttTracker, WindowBound};
 use crate::send_time::{SenderClock, Stamps};
 use crate::seq;
@@ -151,6 +151,20 @@ impl Half {
 pub struct SideRtts {
     pub to_sender_ns: i64,
     pub to_receiver_ns: i64,
+    /// How much longer than the least the round trip to the sender has
+    /// taken: queueing on the way, which delays an ACK on its way to the
+    /// sender as much as any packet.
+    pub to_sender_variation_ns: i64,
+}
+
+impl SideRtts {
+    /// The round trip to the sender, as the release tracker reads it.
+    pub fn to_sender(self) -> ToSender {
+        ToSender {
+            least_ns: self.to_sender_ns,
+            variation_ns: self.to_sender_variation_ns,
+        }
+    }
 }
 
 /// Runs Wireshark's checks for a segment travelling `fwd`, against the reverse
@@ -284,7 +298,7 @@ fn resends_an_unseen_tail(
     unseen_before > 0
         && silent_long
         && fwd.in_flight(rev) == Some(0)
-        && !fwd.release.prompted_by_an_ack(seen, rtts.to_sender_ns)
+        && !fwd.release.prompted_by_an_ack(seen, rtts.to_sender())
 }
 
 /// Tells the peer's release tracker about an ACK that moved its
@@ -341,8 +355,8 @@ fn release_of(
     // 20 ms window for the flag is too short seen from the receiver's side).
     let asked_for = rev.dup_acks >= 1
         && rev.last_ack == rel.seq
-        && now - rev.last_ack_ns <= rtts.to_sender_ns + HOST_REACTION_NS;
-    let to_sender = rtts.to_sender_ns;
+        && rtts.to_sender().prompt(rev.last_ack_ns, now);
+    let to_sender = rtts.to_sender();
     let released = if flagged.has(EventKind::FastRetransmission) || (asked_for && flagged.resent())
     {
         fwd.release

@@ -55,6 +55,32 @@ impl SeenAt {
     }
 }
 
+/// The round trip from the capture point to a sender: the least measured,
+/// and how much longer it has taken as queues on the way filled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToSender {
+    pub least_ns: i64,
+    pub variation_ns: i64,
+}
+
+impl ToSender {
+    /// Whether data seen at `now_ns` followed an ACK seen at `ack_ns` as
+    /// soon as the sender could act on it: once the ACK had crossed to the
+    /// sender, however long the path took this time, and the host reacted.
+    pub fn prompt(self, ack_ns: i64, now_ns: i64) -> bool {
+        now_ns - (ack_ns + self.least_ns) <= HOST_REACTION_NS + self.variation_ns
+    }
+}
+
+impl From<i64> for ToSender {
+    fn from(least_ns: i64) -> Self {
+        ToSender {
+            least_ns,
+            variation_ns: 0,
+        }
+    }
+}
+
 impl From<i64> for SeenAt {
     fn from(seen_ns: i64) -> Self {
         SeenAt {
@@ -207,10 +233,11 @@ impl ReleaseTracker {
 
     /// Whether an ACK that reached the sender since its last data, and
     /// that it acted on at once, let this segment go at `now_ns`.
-    pub fn prompted_by_an_ack(&mut self, now: SeenAt, rtt_to_sender_ns: i64) -> bool {
-        self.deliver_acks(now.unqueued_ns(), rtt_to_sender_ns);
+    pub fn prompted_by_an_ack(&mut self, now: SeenAt, to_sender: impl Into<ToSender>) -> bool {
+        let to_sender = to_sender.into();
+        self.deliver_acks(now.unqueued_ns(), to_sender.least_ns);
         matches!(self.reached, Some((ack, true))
-            if now.unqueued_ns() - (ack.at_ns + rtt_to_sender_ns) <= HOST_REACTION_NS)
+            if to_sender.prompt(ack.at_ns, now.unqueued_ns()))
     }
 
     /// When this sender's last data segment was seen.
@@ -263,22 +290,24 @@ impl ReleaseTracker {
     }
 
     /// New data of `len` bytes is seen `now` from sequence `seq`, the
-    /// sender having sent up to `sent_before` before it; `rtt_to_sender_ns`
-    /// is the round trip from the capture point to the sender. Returns when
-    /// the sender's previous data was seen, and what released this.
+    /// sender having sent up to `sent_before` before it; `to_sender` is the
+    /// round trip from the capture point to the sender. Returns when the
+    /// sender's previous data was seen, and what released this.
     pub fn new_data(
         &mut self,
         now: impl Into<SeenAt>,
         seq: u32,
         len: u32,
         sent_before: u32,
-        rtt_to_sender_ns: i64,
+        to_sender: impl Into<ToSender>,
     ) -> Option<(i64, Release)> {
         let now = now.into();
+        let to_sender = to_sender.into();
+        let rtt_to_sender_ns = to_sender.least_ns;
         self.deliver_acks(now.unqueued_ns(), rtt_to_sender_ns);
         let end = seq.wrapping_add(len);
         let released = self.last_data_ns().map(|since| {
-            let release = self.release(now.unqueued_ns(), end, len, sent_before, rtt_to_sender_ns);
+            let release = self.release(now.unqueued_ns(), end, len, sent_before, to_sender);
             let release = self.growing_burst(release, sent_before);
             (since, self.window_stopped_growing(release))
         });
@@ -335,10 +364,10 @@ impl ReleaseTracker {
         now: impl Into<SeenAt>,
         len: u32,
         release: Release,
-        rtt_to_sender_ns: i64,
+        to_sender: impl Into<ToSender>,
     ) -> Option<(i64, Release)> {
         let now = now.into();
-        self.deliver_acks(now.unqueued_ns(), rtt_to_sender_ns);
+        self.deliver_acks(now.unqueued_ns(), to_sender.into().least_ns);
         let since = self.last_data_ns();
         self.sent(now, len);
         self.loss_seen = true;
@@ -348,9 +377,14 @@ impl ReleaseTracker {
     }
 
     /// Data the receiver already had was sent again, seen `now`: no loss.
-    pub fn resent_spuriously(&mut self, now: impl Into<SeenAt>, len: u32, rtt_to_sender_ns: i64) {
+    pub fn resent_spuriously(
+        &mut self,
+        now: impl Into<SeenAt>,
+        len: u32,
+        to_sender: impl Into<ToSender>,
+    ) {
         let now = now.into();
-        self.deliver_acks(now.unqueued_ns(), rtt_to_sender_ns);
+        self.deliver_acks(now.unqueued_ns(), to_sender.into().least_ns);
         self.sent(now, len);
     }
 
@@ -520,7 +554,7 @@ impl ReleaseTracker {
         end: u32,
         len: u32,
         sent_before: u32,
-        rtt_to_sender_ns: i64,
+        to_sender: ToSender,
     ) -> Release {
         let covered_all = |ack: &AckSeen| !seq::after(sent_before, ack.ack_after);
         let idle_or_queued = |ack: Option<&AckSeen>| match ack {
@@ -530,7 +564,7 @@ impl ReleaseTracker {
         let Some((ack, true)) = self.reached else {
             return idle_or_queued(self.reached.as_ref().map(|(ack, _)| ack));
         };
-        let prompt = now_ns - (ack.at_ns + rtt_to_sender_ns) <= HOST_REACTION_NS;
+        let prompt = to_sender.prompt(ack.at_ns, now_ns);
         let silly_window = self.filled_a_silly_window(&ack, end, sent_before);
         if !prompt && !silly_window {
             return idle_or_queued(Some(&ack));

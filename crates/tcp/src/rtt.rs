@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 
+use crate::release::DELAYED_ACK_MIN_NS;
 use crate::seq;
 use crate::summary::RttStats;
 
@@ -22,6 +23,9 @@ pub struct RttTracker {
     /// (sequence end, time sent, bytes in flight once sent)
     unacked: VecDeque<(u32, i64, u64)>,
     samples: Samples,
+    /// The longest sample within a delayed-ACK timer of the least: no ACK
+    /// held back, so what it adds to the least is the path's own queueing.
+    longest_prompt_ns: i64,
 }
 
 impl RttTracker {
@@ -55,6 +59,9 @@ impl RttTracker {
         (sample >= 0).then(|| {
             let in_flight = (in_flight != u64::MAX).then_some(in_flight);
             self.samples.add(sample, in_flight);
+            if sample - self.samples.min_ns < DELAYED_ACK_MIN_NS {
+                self.longest_prompt_ns = self.longest_prompt_ns.max(sample);
+            }
             sample
         })
     }
@@ -62,6 +69,12 @@ impl RttTracker {
     /// The quickest round trip measured so far.
     pub fn least_ns(&self) -> Option<i64> {
         self.samples.least_ns()
+    }
+
+    /// The longest round trip measured so far that no delayed ACK
+    /// lengthened: how long the path has taken when its queues filled.
+    pub fn longest_prompt_ns(&self) -> i64 {
+        self.longest_prompt_ns
     }
 
     pub fn stats(&self) -> RttStats {

@@ -335,3 +335,55 @@ fn evenly_spaced_acks_give_the_bottleneck_rate_with_no_spread() {
     assert!((clock.bytes_per_s.unwrap() - 1e6).abs() < 1.0, "{clock:?}");
     assert!(clock.spread.unwrap() < 1e-6, "{clock:?}");
 }
+
+/// Seen at the client: two turns whose answers came back `answers_after_ms`
+/// after each request, then a response held by Nagle. The server's first
+/// small piece waits for the client's delayed ACK, and its second arrives
+/// 10.5 ms after that ACK over a path whose least round trip is 5 ms.
+/// Returns what released the second piece.
+fn nagle_release_over_a_path_that_answered_after(answers_after_ms: [f64; 2]) -> tcp::Release {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 5.0);
+    for (turn, after_ms) in answers_after_ms.into_iter().enumerate() {
+        let asked_ms = 10.0 + 100.0 * turn as f64;
+        conn.send(&mut trace, Side::Client, asked_ms, 100);
+        conn.send(&mut trace, Side::Server, asked_ms + after_ms, 300);
+    }
+    conn.send(&mut trace, Side::Client, 200.0, 100);
+    conn.send(&mut trace, Side::Server, 205.5, 300);
+    conn.ack(&mut trace, Side::Client, 245.5);
+    conn.send(&mut trace, Side::Server, 256.0, 200);
+    let mut tracker = Tracker::new();
+    let views: Vec<_> = trace
+        .captured_frames()
+        .map(|frame| tracker.process(&decode::decode(&frame).expect("scripted frames are TCP")))
+        .collect();
+    views
+        .last()
+        .and_then(|view| view.wait)
+        .expect("the last piece followed a wait")
+        .ended_by
+}
+
+#[test]
+fn a_late_piece_is_released_by_the_ack_when_the_path_has_taken_that_long() {
+    let jittery = nagle_release_over_a_path_that_answered_after([5.0, 11.0]);
+    assert!(
+        matches!(
+            jittery,
+            tcp::Release::Ack {
+                lacked: tcp::Lacked::AllAcked {
+                    ack_delayed: true,
+                    small_held: true
+                },
+                ..
+            }
+        ),
+        "{jittery:?}"
+    );
+    // A path that always answered at once gives no such slack: the server's
+    // application wrote the piece itself.
+    let steady = nagle_release_over_a_path_that_answered_after([5.0, 5.0]);
+    assert_eq!(steady, tcp::Release::Application);
+}
