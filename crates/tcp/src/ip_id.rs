@@ -28,15 +28,17 @@ impl IpIdCounter {
         };
         let step = self.last.map(|last| id.wrapping_sub(last));
         self.last = Some(id);
-        let trusted =
-            self.steps_of_one >= TRUSTED_AFTER && self.unexplained_steps * 10 <= self.steps_of_one;
+        // A step before the counter has shown that it counts is not held
+        // against it: it may be a packet lost before it could be explained.
+        let counting = self.steps_of_one >= TRUSTED_AFTER;
+        let trusted = counting && self.unexplained_steps * 10 <= self.steps_of_one;
         match step {
             Some(1) => {
                 self.steps_of_one += 1;
                 0
             }
             Some(step) => {
-                self.unexplained_steps += 1;
+                self.unexplained_steps += u32::from(counting);
                 if trusted && (2..=MAX_MISSED).contains(&step) {
                     step - 1
                 } else {
@@ -79,6 +81,17 @@ mod tests {
             assert_eq!(counter.next(Some(id)), 1);
             counter.explained();
         }
+    }
+
+    #[test]
+    fn a_packet_unseen_before_the_counter_is_trusted_does_not_spoil_it() {
+        let mut counter = IpIdCounter::default();
+        for id in [10, 11, 12] {
+            counter.next(Some(id));
+        }
+        assert_eq!(counter.next(Some(14)), 0, "not trusted yet");
+        counter.next(Some(15));
+        assert_eq!(counter.next(Some(17)), 1);
     }
 
     #[test]
