@@ -355,7 +355,7 @@ fn release_of(
     // 20 ms window for the flag is too short seen from the receiver's side).
     let asked_for = rev.dup_acks >= 1
         && rev.last_ack == rel.seq
-        && rtts.to_sender().prompt(rev.last_ack_ns, now);
+        && rtts.to_sender().prompt(rev.last_ack_ns, now, false);
     let to_sender = rtts.to_sender();
     let released = if flagged.has(EventKind::FastRetransmission) || (asked_for && flagged.resent())
     {

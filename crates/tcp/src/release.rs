@@ -66,9 +66,15 @@ pub struct ToSender {
 impl ToSender {
     /// Whether data seen at `now_ns` followed an ACK seen at `ack_ns` as
     /// soon as the sender could act on it: once the ACK had crossed to the
-    /// sender, however long the path took this time, and the host reacted.
-    pub fn prompt(self, ack_ns: i64, now_ns: i64) -> bool {
-        now_ns - (ack_ns + self.least_ns) <= HOST_REACTION_NS + self.variation_ns
+    /// sender and the host reacted. A prompt ACK leaves the receiver a round
+    /// trip after the data it acknowledges, so an application pausing about
+    /// a round trip follows it just as closely: only the least round trip
+    /// counts. An ACK the receiver held back for its timer (`held_back`)
+    /// comes at a moment of its own, and data following it by no more than
+    /// the path's round trips have run was waiting for it.
+    pub fn prompt(self, ack_ns: i64, now_ns: i64, held_back: bool) -> bool {
+        let queueing_ns = if held_back { self.variation_ns } else { 0 };
+        now_ns - (ack_ns + self.least_ns) <= HOST_REACTION_NS + queueing_ns
     }
 }
 
@@ -237,7 +243,7 @@ impl ReleaseTracker {
         let to_sender = to_sender.into();
         self.deliver_acks(now.unqueued_ns(), to_sender.least_ns);
         matches!(self.reached, Some((ack, true))
-            if to_sender.prompt(ack.at_ns, now.unqueued_ns()))
+            if to_sender.prompt(ack.at_ns, now.unqueued_ns(), ack.delayed))
     }
 
     /// When this sender's last data segment was seen.
@@ -564,7 +570,7 @@ impl ReleaseTracker {
         let Some((ack, true)) = self.reached else {
             return idle_or_queued(self.reached.as_ref().map(|(ack, _)| ack));
         };
-        let prompt = to_sender.prompt(ack.at_ns, now_ns);
+        let prompt = to_sender.prompt(ack.at_ns, now_ns, ack.delayed);
         let silly_window = self.filled_a_silly_window(&ack, end, sent_before);
         if !prompt && !silly_window {
             return idle_or_queued(Some(&ack));

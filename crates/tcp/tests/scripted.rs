@@ -337,11 +337,14 @@ fn evenly_spaced_acks_give_the_bottleneck_rate_with_no_spread() {
 }
 
 /// Seen at the client: two turns whose answers came back `answers_after_ms`
-/// after each request, then a response held by Nagle. The server's first
-/// small piece waits for the client's delayed ACK, and its second arrives
-/// 10.5 ms after that ACK over a path whose least round trip is 5 ms.
-/// Returns what released the second piece.
-fn nagle_release_over_a_path_that_answered_after(answers_after_ms: [f64; 2]) -> tcp::Release {
+/// after each request, then a response in two small pieces. The client
+/// acknowledges the first piece `acked_after_ms` after it arrives, and the
+/// second arrives 10.5 ms after that ACK, over a path whose least round
+/// trip is 5 ms. Returns what released the second piece.
+fn second_piece_over_a_path_that_answered_after(
+    answers_after_ms: [f64; 2],
+    acked_after_ms: f64,
+) -> tcp::Release {
     let mut trace = Trace::ethernet();
     let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
     conn.handshake(&mut trace, 0.0, 5.0);
@@ -352,8 +355,8 @@ fn nagle_release_over_a_path_that_answered_after(answers_after_ms: [f64; 2]) -> 
     }
     conn.send(&mut trace, Side::Client, 200.0, 100);
     conn.send(&mut trace, Side::Server, 205.5, 300);
-    conn.ack(&mut trace, Side::Client, 245.5);
-    conn.send(&mut trace, Side::Server, 256.0, 200);
+    conn.ack(&mut trace, Side::Client, 205.5 + acked_after_ms);
+    conn.send(&mut trace, Side::Server, 216.0 + acked_after_ms, 200);
     let mut tracker = Tracker::new();
     let views: Vec<_> = trace
         .captured_frames()
@@ -368,7 +371,7 @@ fn nagle_release_over_a_path_that_answered_after(answers_after_ms: [f64; 2]) -> 
 
 #[test]
 fn a_late_piece_is_released_by_the_ack_when_the_path_has_taken_that_long() {
-    let jittery = nagle_release_over_a_path_that_answered_after([5.0, 11.0]);
+    let jittery = second_piece_over_a_path_that_answered_after([5.0, 11.0], 40.0);
     assert!(
         matches!(
             jittery,
@@ -384,6 +387,14 @@ fn a_late_piece_is_released_by_the_ack_when_the_path_has_taken_that_long() {
     );
     // A path that always answered at once gives no such slack: the server's
     // application wrote the piece itself.
-    let steady = nagle_release_over_a_path_that_answered_after([5.0, 5.0]);
+    let steady = second_piece_over_a_path_that_answered_after([5.0, 5.0], 40.0);
     assert_eq!(steady, tcp::Release::Application);
+}
+
+#[test]
+fn a_piece_a_round_trip_after_a_prompt_ack_gets_no_slack_for_the_path() {
+    // A prompt ACK leaves a round trip after the data, when an application
+    // pausing about a round trip writes anyway: the timing tells nothing.
+    let after_prompt_ack = second_piece_over_a_path_that_answered_after([5.0, 11.0], 0.1);
+    assert_eq!(after_prompt_ack, tcp::Release::Application);
 }
