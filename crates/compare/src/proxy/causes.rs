@@ -91,6 +91,19 @@ impl Shown {
     }
 }
 
+/// A message's bytes passed, segment by segment: (when, bytes so far).
+struct Progress {
+    steps: Vec<(i64, u64)>,
+}
+
+impl Progress {
+    /// The bytes that had passed by `at_ns`.
+    fn bytes_by(&self, at_ns: i64) -> u64 {
+        let passed = self.steps.partition_point(|&(t, _)| t <= at_ns);
+        passed.checked_sub(1).map_or(0, |last| self.steps[last].1)
+    }
+}
+
 /// One message through the proxy, one way: the segments that carried it in
 /// on one side and out on the other.
 #[derive(Clone, Copy)]
@@ -109,12 +122,17 @@ impl<'a> Leg<'a> {
             .filter(|view| !view.resent())
     }
 
-    /// The message's bytes that had passed by `at_ns`.
-    fn bytes_by(&self, at_ns: i64) -> u64 {
-        self.sent()
-            .take_while(|view| view.timestamp_ns <= at_ns)
-            .map(|view| u64::from(view.len))
-            .sum()
+    /// How many of the message's bytes had passed by each of its segments.
+    fn progress(&self) -> Progress {
+        let mut passed = 0;
+        let steps = self
+            .sent()
+            .map(|view| {
+                passed += u64::from(view.len);
+                (view.timestamp_ns, passed)
+            })
+            .collect();
+        Progress { steps }
     }
 
     /// The receive window the receiver of this leg advertised at `at_ns`.
@@ -348,9 +366,10 @@ fn slow_start_after_idle(came_in: Leg, went_out: Leg) -> Option<(f64, Vec<(&'sta
                 .receiver_window_at(flight.last_ns)
                 .is_none_or(|window| window > flight.peak_in_flight)
         });
+    let (arrived, left) = (came_in.progress(), went_out.progress());
     let data_waiting = flights[..flights.len() - 1]
         .iter()
-        .all(|flight| came_in.bytes_by(flight.last_ns) > went_out.bytes_by(flight.last_ns));
+        .all(|flight| arrived.bytes_by(flight.last_ns) > left.bytes_by(flight.last_ns));
     if 2 * restart > before || !growing || !window_open || !data_waiting {
         return None;
     }
@@ -437,6 +456,8 @@ fn held_by_receive_window(
 ) -> Option<(f64, Vec<(&'static str, f64)>)> {
     let sent: Vec<&SegmentView> = leg.sent().collect();
     let transfer_ns = sent.last()?.timestamp_ns - sent.first()?.timestamp_ns;
+    let arrived = leg.progress();
+    let left = passed_on.map(|on| on.progress());
     let mut waited_ns = 0;
     let mut windows = Vec::new();
     for view in &sent {
@@ -453,9 +474,10 @@ fn held_by_receive_window(
             continue;
         };
         let window = leg.receiver_window_at(at_ns).unwrap_or(0);
-        let held_unsent = passed_on.map_or(0, |on| {
-            leg.bytes_by(view.timestamp_ns)
-                .saturating_sub(on.bytes_by(view.timestamp_ns))
+        let held_unsent = left.as_ref().map_or(0, |left| {
+            arrived
+                .bytes_by(view.timestamp_ns)
+                .saturating_sub(left.bytes_by(view.timestamp_ns))
         });
         if held_unsent < window {
             waited_ns += view.timestamp_ns - since_ns;
