@@ -17,6 +17,8 @@
 //! front transaction looks only at those inside its own span; the best fits
 //! are then taken first (see [`pair`]).
 
+use std::net::{IpAddr, SocketAddr};
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use transactions::Transaction;
 
@@ -115,7 +117,7 @@ fn candidates(front: &Side, back: &Side) -> Vec<Candidate> {
     let mut candidates = Vec::new();
     for (&connection, transactions) in &front.transactions {
         let summary = front.connection(connection);
-        let client = summary.map(|c| c.client.ip.to_string());
+        let client = summary.map(|c| c.client.ip);
         for (index, transaction) in transactions.iter().enumerate() {
             let ends_ns = transaction
                 .response_start_ns
@@ -129,7 +131,7 @@ fn candidates(front: &Side, back: &Side) -> Vec<Candidate> {
                 .take(MOST_CANDIDATES)
             {
                 let back_transaction = &back.transactions_of(b.connection)[b.index];
-                let Some(fit) = Fit::of(transaction, back_transaction, client.as_deref()) else {
+                let Some(fit) = Fit::of(transaction, back_transaction, client) else {
                     continue;
                 };
                 candidates.push(Candidate {
@@ -178,7 +180,7 @@ struct Fit {
 impl Fit {
     /// None when `back` cannot be the proxy's forwarding of `front`, whose
     /// connection's client is `client`.
-    fn of(front: &Transaction, back: &Transaction, client: Option<&str>) -> Option<Fit> {
+    fn of(front: &Transaction, back: &Transaction, client: Option<IpAddr>) -> Option<Fit> {
         let nested = back.request_start_ns >= front.request_start_ns
             && match (front.response_start_ns, back.response_start_ns) {
                 (Some(front_response), Some(back_response)) => back_response <= front_response,
@@ -186,7 +188,7 @@ impl Fit {
                 (Some(_), None) => false,
             };
         let names = agreement(front.name.as_deref(), back.name.as_deref());
-        let forwarded = agreement(client, back.forwarded_for.as_deref());
+        let forwarded = client.zip(forwarded_address(back)).map(|(c, f)| c == f);
         let sizes = sizes_agree(front.request_bytes, back.request_bytes)
             && (front.response_bytes == 0
                 || sizes_agree(front.response_bytes, back.response_bytes));
@@ -195,6 +197,16 @@ impl Fit {
             forwarded_for_client: forwarded == Some(true),
         })
     }
+}
+
+/// The address in the back request's X-Forwarded-For, as an address (a
+/// port or brackets around it dropped); None when it reads as none.
+fn forwarded_address(back: &Transaction) -> Option<IpAddr> {
+    let text = back.forwarded_for.as_deref()?;
+    text.parse::<IpAddr>()
+        .ok()
+        .or_else(|| text.parse::<SocketAddr>().ok().map(|a| a.ip()))
+        .or_else(|| text.trim_matches(['[', ']']).parse().ok())
 }
 
 /// Whether two names agree; None when either is unknown.
