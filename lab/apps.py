@@ -17,7 +17,14 @@ scenario needs. Run one as `apps.py NAME [options]` inside a host's namespace.
   through a connection pool that grows by at most one connection a second.
 - relay: a proxy that terminates TCP: for each client connection it opens
   one to the back tier and copies bytes both ways as they come, each side
-  with or without TCP_NODELAY.
+  with or without TCP_NODELAY, optionally with a small receive buffer
+  toward its clients.
+- haproxy: HAProxy in front of the back tier, keeping a pool of at most a
+  few connections to it and sending every client's requests over them
+  (`http-reuse always`), each with X-Forwarded-For.
+- http-server, http-client: HTTP/1.1 with keep-alive, each request naming
+  its client and its number in its path; clients may each leave from an
+  address of their own.
 - app-server: fails at the application's level: HTTP on --port answers
   /missing with 404 and /broken with 500 and resets the connection on
   /reset; TLS on --port + 1 with a certificate no client trusts; TLS 1.3
@@ -268,7 +275,7 @@ def front(args):
 
 
 def relay(args):
-    server = listener(args)
+    server = listener(args, rcvbuf=args.rcvbuf)
     log_lock = threading.Lock()
 
     def log_connect(started, connected):
@@ -312,6 +319,95 @@ def relay(args):
     while True:
         connection, _ = server.accept()
         threading.Thread(target=serve, args=(connection,), daemon=True).start()
+
+
+def haproxy(args):
+    """HAProxy in the foreground with a pool of at most `pool_size`
+    connections to the back tier, shared by every client's requests."""
+    config = "\n".join([
+        "global", "  maxconn 1000",
+        "defaults", "  mode http", "  option forwardfor", "  http-reuse always",
+        "  timeout connect 5s", "  timeout client 30s", "  timeout server 30s",
+        "frontend front", f"  bind 0.0.0.0:{args.port}", "  default_backend back",
+        "backend back",
+        f"  server back {args.back}:{args.back_port} maxconn {args.pool_size}", ""])
+    directory = tempfile.mkdtemp(prefix="twlab-haproxy-")
+    path = os.path.join(directory, "haproxy.cfg")
+    with open(path, "w") as out:
+        out.write(config)
+    os.execvp("haproxy", ["haproxy", "-db", "-f", path])
+
+
+def read_http_message(connection, buffered=b""):
+    """One HTTP/1.1 message with a Content-Length (none: no body); returns
+    (message, bytes read past it), or (None, b"") at the end of the stream."""
+    while b"\r\n\r\n" not in buffered:
+        piece = connection.recv(65536)
+        if not piece:
+            return None, b""
+        buffered += piece
+    head, _, rest = buffered.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(rest) < length:
+        piece = connection.recv(65536)
+        if not piece:
+            return None, b""
+        rest += piece
+    return head + b"\r\n\r\n" + rest[:length], rest[length:]
+
+
+def http_server(args):
+    server = listener(args)
+    body = b"r" * args.body_bytes
+
+    def serve(connection):
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        left = b""
+        while True:
+            request, left = read_http_message(connection, left)
+            if request is None:
+                break
+            time.sleep(args.think_ms / 1000)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
+                               + body)
+        connection.close()
+
+    while True:
+        connection, _ = server.accept()
+        threading.Thread(target=serve, args=(connection,), daemon=True).start()
+
+
+def http_client(args):
+    sources = args.sources.split(",") if args.sources else [""]
+    workers = [threading.Thread(target=http_client_connection,
+                                args=(args, index, sources[index % len(sources)]))
+               for index in range(args.parallel)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
+def http_client_connection(args, index, source):
+    """One keep-alive connection from `source`: GET /c{index}/r{n}, one after another."""
+    time.sleep(index * args.stagger_ms / 1000)
+    connection = socket.socket()
+    connection.bind((source, 0))
+    connection.settimeout(30)
+    connection.connect((args.server, args.port))
+    connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    left = b""
+    for number in range(1, args.requests + 1):
+        connection.sendall(f"GET /c{index}/r{number} HTTP/1.1\r\nHost: twlab\r\n\r\n".encode())
+        response, left = read_http_message(connection, left)
+        if response is None:
+            break
+        time.sleep(args.client_think_ms / 1000)
+    connection.close()
 
 
 def sink(args):
@@ -483,6 +579,7 @@ def main():
                                      formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("app", choices=["rr-server", "rr-client", "sink", "source", "upload",
                                         "download", "slow-accept", "front", "relay",
+                                        "haproxy", "http-server", "http-client",
                                         "app-server", "app-client"])
     parser.add_argument("--server", default="10.77.0.2")
     parser.add_argument("--port", type=int, default=8080)
@@ -508,7 +605,11 @@ def main():
     parser.add_argument("--stagger-ms", type=float, default=0, help="delay between parallel starts")
     parser.add_argument("--back", default="10.77.1.2")
     parser.add_argument("--back-port", type=int, default=9090)
-    parser.add_argument("--pool-size", type=int, default=8)
+    parser.add_argument("--pool-size", type=int, default=8,
+                        help="the front tier's or HAProxy's most connections to the back tier")
+    parser.add_argument("--body-bytes", type=int, default=200, help="http-server's response body")
+    parser.add_argument("--sources", default="",
+                        help="http-client: addresses its connections leave from, in turn")
     parser.add_argument("--back-nodelay", type=int, default=0,
                         help="TCP_NODELAY on the relay's connections to the back tier")
     parser.add_argument("--log", default="", help="where the relay logs each connection it opens")
@@ -536,7 +637,8 @@ def main():
     args = parser.parse_args()
     apps = {"rr-server": rr_server, "rr-client": rr_client, "sink": sink, "source": source,
             "upload": upload, "download": download, "slow-accept": slow_accept, "front": front,
-            "relay": relay,
+            "relay": relay, "haproxy": haproxy, "http-server": http_server,
+            "http-client": http_client,
             "app-server": app_server, "app-client": app_client}
     apps[args.app](args)
 

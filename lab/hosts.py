@@ -21,6 +21,7 @@ class Names:
     def __init__(self, prefix="twlab"):
         if len(prefix) > 12:
             raise ValueError(f"prefix {prefix!r}: interface names must stay within 15 characters")
+        self.prefix = prefix
         self.client_ns, self.server_ns = f"{prefix}-client", f"{prefix}-server"
         self.back_ns = f"{prefix}-back"
         self.client_tap, self.server_tap = f"{prefix}-tc", f"{prefix}-ts"
@@ -43,10 +44,11 @@ def remove_hosts(names):
 @contextlib.contextmanager
 def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sysctls=None,
           client_initcwnd=None, server_initcwnd=None, back_tier=False, back_snat_ports=None,
-          prefix="twlab"):
+          client_extra_ips=(), prefix="twlab"):
     """Two hosts with a wire between them, and optionally a back-tier host
     behind the server, whose connections to it can be source-NATed through a
-    range of ports ("40000-40003"); yields the running wire. Everything is
+    range of ports ("40000-40003"); the client may have more addresses than
+    its own, as several clients would. Yields the running wire. Everything is
     removed on the way out, whatever the reason."""
     names = Names(prefix)
     remove_hosts(names)
@@ -60,6 +62,8 @@ def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sy
         wire.move_into(names.client_ns, names.server_ns)
         add_address(names.client_ns, names.client_tap, CLIENT_IP, client_sysctls, client_initcwnd)
         add_address(names.server_ns, names.server_tap, SERVER_IP, server_sysctls, server_initcwnd)
+        for ip in client_extra_ips:
+            sh("ip", "-n", names.client_ns, "addr", "add", f"{ip}/24", "dev", names.client_tap)
         if back_tier:
             add_back_tier(names)
         if back_snat_ports:

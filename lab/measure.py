@@ -376,3 +376,80 @@ def syns_on_reused_tuples(pkts, within_s=60.0):
         if syn and fin:
             ended[(syn.src, syn.sport, syn.dport)] = fin.time
     return reuses
+
+
+def http_messages(path, ports):
+    """HTTP requests and responses as tshark reads them (on `ports` too):
+    ({request frame: (time, stream, client address, uri, X-Forwarded-For)},
+     {request frame: time its response's last byte passed})."""
+    decode = [arg for port in ports for arg in ("-d", f"tcp.port=={port},http")]
+    command = ["tshark", "-n", "-r", path, *decode, "-Y", "http", "-T", "fields",
+               "-e", "frame.number", "-e", "frame.time_epoch", "-e", "tcp.stream",
+               "-e", "ip.src", "-e", "http.request.uri", "-e", "http.x_forwarded_for",
+               "-e", "http.request_in"]
+    lines = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    requests, responses = {}, {}
+    for line in lines.splitlines():
+        frame, time, stream, src, uri, forwarded, request_in = line.split("\t")
+        if uri:
+            requests[int(frame)] = (float(time), int(stream), src, uri, forwarded or None)
+        elif request_in:
+            responses[int(request_in)] = float(time)
+    return requests, responses
+
+
+def responses_after_requests(pkts, server_ip):
+    """Per stream in order, each response `server_ip` sent: its data segments
+    (first copies), from one request of the peer to the next."""
+    found = []
+    for segments in by_stream(pkts).values():
+        current = None
+        for p in segments:
+            if p.len == 0 or is_resent(p):
+                continue
+            if p.src != server_ip:
+                current = None
+                continue
+            if current is None:
+                current = []
+                found.append((segments, current))
+            current.append(p)
+    return found
+
+
+def first_flight_bytes(segments, response):
+    """The bytes of a response sent before the peer's first ACK of any of
+    them reached the sender (seen beside the sender)."""
+    first = response[0]
+    ack = next((p for p in segments if p.src != first.src and p.ack_flag and p.time > first.time
+                and p.ack > first.seq), None)
+    return sum(p.len for p in response if ack is None or p.time < ack.time)
+
+
+def window_waits_ms(pkts, sender_ip, mss, ack_delay_s):
+    """Each time `sender_ip` stopped within a segment of the edge of the
+    window its peer advertised (ACK + window) and sent its next data, before
+    any data of the peer's, only after an ACK moved that edge: ms from its
+    last segment to the next.
+    The sender learns of an ACK `ack_delay_s` after the capture saw it: the
+    round trip to the sender and back for a capture beside the receiver,
+    nothing beside the sender."""
+    waits = []
+    for segments in by_stream(pkts).values():
+        acks = [(p.time + ack_delay_s, p.ack + p.window) for p in segments
+                if p.src != sender_ip and p.ack_flag and not p.syn]
+        known, edge, stopped = 0, None, None
+        for p in segments:
+            if p.src != sender_ip and p.len > 0:
+                stopped = None  # the peer answered: the next data is a new message
+            if p.src != sender_ip or p.len == 0 or is_resent(p):
+                continue
+            moved = False
+            while known < len(acks) and acks[known][0] <= p.time:
+                moved |= edge is not None and acks[known][1] > edge
+                edge = acks[known][1]
+                known += 1
+            if stopped is not None and moved:
+                waits.append((p.time - stopped) * 1000)
+            stopped = p.time if edge is not None and p.end + mss > edge else None
+    return waits

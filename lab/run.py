@@ -4,7 +4,7 @@ namespaces, recorded with tcpdump, each capture with a manifest of the
 causes it must reveal, the settings it was made with and the figures
 measured from it afterwards.
 
-    sudo python3 lab/run.py [--out DIR] [SCENARIO ...]     # all when none is named
+    sudo python3 lab/run.py [--out DIR] [--prefix NAME] [SCENARIO ...]   # all when none is named
 
 Captures and manifests go to tests/captures/ unless --out says otherwise.
 """
@@ -33,8 +33,11 @@ APPS = ["python3", os.path.join(HERE, "apps.py")]
 MSS = 1448  # 1500-byte MTU less IP and TCP headers and timestamps
 MAX_CAPTURE_BYTES = 2_000_000
 SNAPLEN = 128
-NAMES = Names("twlab")
-RELAY_LOG = "/tmp/twlab-relay.jsonl"
+NAMES = Names("twlab")  # another prefix with --prefix, to run beside another lab
+
+
+def relay_log():
+    return f"/tmp/{NAMES.prefix}-relay.jsonl"
 
 
 @dataclasses.dataclass
@@ -48,14 +51,18 @@ class Setup:
     rate_mbit: float = None
     drops: list = dataclasses.field(default_factory=list)
     client_sysctls: dict = dataclasses.field(default_factory=dict)
+    server_sysctls: dict = dataclasses.field(default_factory=dict)
+    client_extra_ips: tuple = ()  # more addresses for the client, as several clients would have
+    snaplen: int = SNAPLEN
     back: list = None  # apps.py arguments for a back tier on a third host
     back_snat_ports: str = None  # the server's connections to the back tier NATed through these
     points: tuple = ("client",)
 
     def hosts_options(self):
         return {"delay_ms": self.delay_ms, "rate_mbit": self.rate_mbit, "drops": self.drops,
-                "client_sysctls": self.client_sysctls, "back_tier": self.back is not None,
-                "back_snat_ports": self.back_snat_ports}
+                "client_sysctls": self.client_sysctls, "server_sysctls": self.server_sysctls,
+                "back_tier": self.back is not None, "back_snat_ports": self.back_snat_ports,
+                "client_extra_ips": self.client_extra_ips}
 
     def wire(self):
         snat = self.back_snat_ports and f"server to back tier: masquerade to :{self.back_snat_ports}"
@@ -70,6 +77,8 @@ class Setup:
             apps["back"] = " ".join(["apps.py", *self.back])
         if self.client_sysctls:
             apps["client_sysctls"] = self.client_sysctls
+        if self.server_sysctls:
+            apps["server_sysctls"] = self.server_sysctls
         return apps
 
 
@@ -88,9 +97,10 @@ class Lab:
         paths = {point: os.path.join(self.out, f"{name}.pcap" if single else f"{name}-{point}.pcap")
                  + ".tmp" for point in setup.points}
         self.staged = list(paths.values())
-        with hosts(**setup.hosts_options()):
+        prefix = NAMES.prefix
+        with hosts(**setup.hosts_options(), prefix=prefix):
             with running(NAMES.server_ns, *APPS, *setup.server, "--port", str(setup.port)):
-                with recording(setup.points, paths.get, SNAPLEN):
+                with recording(setup.points, paths.get, setup.snaplen, prefix=prefix):
                     if setup.back:
                         with running(NAMES.back_ns, *APPS, *setup.back):
                             run_client(setup)
@@ -562,17 +572,18 @@ def proxy_snat(lab):
     its SYNs; the relay retries (1 s apart) and gives up after 3 s. A freed
     port is taken again at once, while the TIME_WAIT of its last connection
     still runs."""
-    if os.path.exists(RELAY_LOG):
-        os.remove(RELAY_LOG)
+    log_path = relay_log()
+    if os.path.exists(log_path):
+        os.remove(log_path)
     setup = proxy_setup(["--pieces", str(PROXY_REQUEST), "--requests", "10",
                          "--client-think-ms", "50", "--parallel", "8", "--stagger-ms", "100",
                          "--connections", "2", "--connect-timeout", "10"],
-                        relay=["--connect-timeout", "3", "--log", RELAY_LOG],
+                        relay=["--connect-timeout", "3", "--log", log_path],
                         snat_ports="40000-40003")
     paths = lab.record("proxy_snat", setup)
-    with open(RELAY_LOG) as log:
+    with open(log_path) as log:
         connects = [json.loads(line) for line in log]
-    os.remove(RELAY_LOG)
+    os.remove(log_path)
     front, back = measure.packets(paths["front"]), measure.packets(paths["back"])
     ports = sorted({sport for sport, _ in measure.syn_times_by_stream(back)})
     reuses = measure.syns_on_reused_tuples(back)
@@ -596,11 +607,220 @@ def proxy_snat(lab):
                  f"{len(failed)} never got one")
 
 
+POOL_CLIENTS = tuple(f"10.77.0.{11 + index}" for index in range(6))
+POOL_SNAPLEN = 512  # whole HTTP messages: request lines and X-Forwarded-For
+
+
+def proxy_pool(lab):
+    """Six HTTP clients, each from an address of its own, through HAProxy,
+    whose pool holds at most two connections to the back tier and sends
+    every client's requests over them (`http-reuse always`), each with the
+    client's address in X-Forwarded-For. A request waits at the proxy for
+    a pooled connection to come free."""
+    setup = Setup(server=["haproxy", "--back", BACK_IP, "--back-port", "9090", "--pool-size", "2"],
+                  client=["http-client", "--parallel", str(len(POOL_CLIENTS)), "--requests", "8",
+                          "--client-think-ms", "30", "--stagger-ms", "3",
+                          "--sources", ",".join(POOL_CLIENTS)],
+                  back=["http-server", "--port", "9090", "--think-ms", "20",
+                        "--body-bytes", "200"],
+                  client_extra_ips=POOL_CLIENTS, snaplen=POOL_SNAPLEN, points=("front", "back"))
+    paths = lab.record("proxy_pool", setup)
+    front_requests, front_responses = measure.http_messages(paths["front"], [8080])
+    back_requests, back_responses = measure.http_messages(paths["back"], [9090])
+    back_by_uri = {uri: (frame, time, stream, forwarded)
+                   for frame, (time, stream, _, uri, forwarded) in back_requests.items()}
+    request_added, response_added, carried, forwarded_right = [], [], {}, 0
+    for frame, (time, stream, client, uri, _) in front_requests.items():
+        if uri not in back_by_uri:
+            continue
+        back_frame, back_time, back_stream, forwarded = back_by_uri[uri]
+        request_added.append((back_time - time) * 1000)
+        if frame in front_responses and back_frame in back_responses:
+            response_added.append((front_responses[frame] - back_responses[back_frame]) * 1000)
+        carried.setdefault(back_stream, []).append(stream)
+        forwarded_right += forwarded == client
+    per_back = sorted([len(streams), len(set(streams))] for streams in carried.values())
+    pooled = sum(1 for _, fronts in per_back if fronts > 1)
+    requests = len(front_requests)
+    require(requests == len(back_requests) == len(request_added) == 48 and pooled >= 1
+            and forwarded_right == requests,
+            f"{requests} requests in, {len(back_requests)} out, {pooled} back connections pooled, "
+            f"{forwarded_right} forwarded for their client")
+    lab.manifest("proxy_pool", ["proxy_pooled_connections"], setup, paths["front"], "front",
+                 {"back_capture": final_name(paths["back"]), "proxy": SERVER_IP,
+                  "proxy_back": SERVER_BACK_IP, "back_server": f"{BACK_IP}:9090",
+                  "clients": list(POOL_CLIENTS),
+                  "front_side_connections": measure.connections_opened(
+                      measure.packets(paths["front"])),
+                  "back_side_connections": len(carried), "requests": requests,
+                  "forwarded_for_their_client": forwarded_right,
+                  "back_connections_carried": [{"requests": n, "front_connections": fronts}
+                                               for n, fronts in per_back],
+                  "request_added_ms_p50": round(measure.median(request_added), 3),
+                  "request_added_ms_total": round(sum(request_added), 1),
+                  "response_added_ms_p50": round(measure.median(response_added), 3)},
+                 f"{requests} requests of {len(POOL_CLIENTS)} clients over {len(carried)} back "
+                 f"connections, carrying the requests of "
+                 f"{' and '.join(str(f) for _, f in per_back)} clients; the proxy adds a median "
+                 f"{measure.median(request_added):.1f} ms to a request (waiting for a pooled "
+                 f"connection)")
+
+
+IDLE_RESPONSE, IDLE_REQUESTS = 300_000, 6
+
+
+def idle_setup(slow_start_after_idle):
+    """Large responses through the relay after idle gaps of 1.5 s, several
+    RTOs of the client's 40 ms path, with the proxy's host restarting slow
+    start after idle or not. The relay's sockets use CUBIC, Linux's default:
+    BBR, this host's, handles idle in its own way and never restarts."""
+    return Setup(server=["relay", "--back", BACK_IP, "--back-port", "9090",
+                         "--congestion", "cubic"],
+                 client=["rr-client", "--pieces", str(PROXY_REQUEST), "--nodelay", "1",
+                         "--chunks", str(IDLE_RESPONSE), "--requests", str(IDLE_REQUESTS),
+                         "--client-think-ms", "1500"],
+                 back=["rr-server", "--port", "9090", "--request-size", str(PROXY_REQUEST),
+                       "--chunks", str(IDLE_RESPONSE), "--nodelay", "1"],
+                 delay_ms=20.0,
+                 server_sysctls={"net.ipv4.tcp_slow_start_after_idle": slow_start_after_idle},
+                 points=("front", "back"))
+
+
+def idle_responses(paths):
+    """The front's responses after the first (each after an idle gap): how
+    long each took to leave the proxy, first to last segment, and its first
+    flight; the largest flight of the proxy before them; and how long after
+    the first front segment the back had delivered the whole response."""
+    front, back = measure.packets(paths["front"]), measure.packets(paths["back"])
+    responses = measure.responses_after_requests(front, SERVER_IP)
+    back_ends = [response[-1].time
+                 for _, response in measure.responses_after_requests(back, BACK_IP)]
+    require(len(responses) == IDLE_REQUESTS == len(back_ends),
+            f"{len(responses)} responses at the front, {len(back_ends)} at the back")
+    spans = [(r[-1].time - r[0].time) * 1000 for _, r in responses]
+    first_flights = [measure.first_flight_bytes(segments, r) for segments, r in responses]
+    delivered_after = [(end - r[0].time) * 1000 for end, (_, r) in zip(back_ends, responses)]
+    return {"rtt_ms": round(measure.base_rtt_ms(front, SERVER_IP), 2),
+            "response_bytes": IDLE_RESPONSE,
+            "response_ms": [round(span, 1) for span in spans[1:]],
+            "first_flight_bytes": first_flights[1:],
+            "back_delivered_ms": [round(ms, 1) for ms in delivered_after[1:]]}
+
+
+def proxy_idle_off(lab):
+    """The twin of proxy_idle with net.ipv4.tcp_slow_start_after_idle=0 on
+    the proxy: each response after idle leaves with the window the last one
+    had grown."""
+    setup = idle_setup(0)
+    paths = lab.record("proxy_idle_off", setup)
+    figures = idle_responses(paths)
+    require(min(figures["first_flight_bytes"]) > 4 * 10 * MSS, f"first flights {figures}")
+    lab.manifest("proxy_idle_off", [], setup, paths["front"], "front",
+                 {"back_capture": final_name(paths["back"]), "proxy": SERVER_IP,
+                  "slow_start_after_idle": 0, **figures},
+                 f"with slow start after idle off, the {IDLE_REQUESTS - 1} responses after idle "
+                 f"leave in a median {measure.median(figures['response_ms']):.0f} ms, the first "
+                 f"flight {measure.median(figures['first_flight_bytes']) / 1000:.0f} kB")
+
+
+def proxy_idle(lab):
+    """300 kB responses through a relay whose host restarts slow start after
+    idle (Linux's default): after each 1.5 s gap the relay sends from its
+    initial window again, though the back tier delivered the whole response
+    within a few ms and the client's window is open. Recorded after its
+    twin, proxy_idle_off, whose responses give the time each would take
+    without the restart."""
+    setup = idle_setup(1)
+    paths = lab.record("proxy_idle", setup)
+    figures = idle_responses(paths)
+    with open(os.path.join(lab.out, "proxy_idle_off.json")) as twin_manifest:
+        twin = json.load(twin_manifest)["expect"]
+    added = [on - off for on, off in zip(figures["response_ms"], twin["response_ms"])]
+    require(max(figures["first_flight_bytes"]) <= 10 * MSS and min(added) > figures["rtt_ms"],
+            f"first flights {figures['first_flight_bytes']}, added {added}")
+    lab.manifest("proxy_idle", ["proxy_slow_start_after_idle"], setup, paths["front"], "front",
+                 {"back_capture": final_name(paths["back"]), "proxy": SERVER_IP,
+                  "slow_start_after_idle": 1, "twin": "proxy_idle_off.json", **figures,
+                  "responses_after_idle": len(added),
+                  "added_ms": [round(ms, 1) for ms in added],
+                  "added_ms_total": round(sum(added), 1)},
+                 f"after each idle gap the proxy restarts from a {figures['first_flight_bytes'][0]}"
+                 f"-byte flight; {len(added)} responses take {sum(added):.0f} ms longer in all "
+                 f"than with slow start after idle off (median {measure.median(added):.0f} ms)")
+
+
+WINDOW_REQUEST, WINDOW_RCVBUF = 100_000, 8192
+
+
+def window_setup(rcvbuf):
+    """100 kB requests through the relay over a 20 ms path, the relay's
+    receive buffer toward its clients small or as the kernel sizes it."""
+    relay = ["--rcvbuf", str(rcvbuf)] if rcvbuf else []
+    return Setup(server=["relay", "--back", BACK_IP, "--back-port", "9090", *relay],
+                 client=["rr-client", "--pieces", str(WINDOW_REQUEST), "--nodelay", "1",
+                         "--chunks", str(PROXY_RESPONSE), "--requests", "3",
+                         "--client-think-ms", "200"],
+                 back=["rr-server", "--port", "9090", "--request-size", str(WINDOW_REQUEST),
+                       "--chunks", str(PROXY_RESPONSE), "--nodelay", "1"],
+                 delay_ms=10.0, points=("front", "back"))
+
+
+def window_figures(paths):
+    front = measure.packets(paths["front"])
+    rtt_ms = measure.base_rtt_ms(front, SERVER_IP)
+    # Captured beside the proxy: its ACKs reach the client a round trip later.
+    waits = measure.window_waits_ms(front, CLIENT_IP, MSS, rtt_ms / 1000)
+    requests = [r for _, r in measure.responses_after_requests(front, CLIENT_IP)]
+    windows = [p.window for p in front if p.src == SERVER_IP and not p.syn and p.len == 0]
+    return {"rtt_ms": round(rtt_ms, 2),
+            "request_bytes": WINDOW_REQUEST,
+            "request_ms": [round((r[-1].time - r[0].time) * 1000, 1) for r in requests],
+            "proxy_window_bytes_p50": round(measure.median(windows)),
+            "proxy_window_bytes_max": max(windows),
+            "zero_windows": measure.zero_window_count(front, SERVER_IP),
+            "window_waits": len(waits), "window_wait_ms_total": round(sum(waits), 1)}
+
+
+def proxy_window_off(lab):
+    """The twin of proxy_window with the relay's receive buffer left to the kernel."""
+    setup = window_setup(0)
+    paths = lab.record("proxy_window_off", setup)
+    figures = window_figures(paths)
+    lab.manifest("proxy_window_off", [], setup, paths["front"], "front",
+                 {"back_capture": final_name(paths["back"]), "proxy": SERVER_IP, **figures},
+                 f"with the kernel's receive buffer the proxy's window reaches "
+                 f"{figures['proxy_window_bytes_max'] / 1000:.0f} kB; each 100 kB request takes "
+                 f"a median {measure.median(figures['request_ms']):.0f} ms")
+
+
+def proxy_window(lab):
+    """The relay's receive buffer toward its clients is 8 kB: the client
+    sending it 100 kB requests fills the small window the relay advertises
+    and waits a round trip for each ACK to open it again."""
+    setup = window_setup(WINDOW_RCVBUF)
+    paths = lab.record("proxy_window", setup)
+    figures = window_figures(paths)
+    with open(os.path.join(lab.out, "proxy_window_off.json")) as twin_manifest:
+        twin = json.load(twin_manifest)["expect"]
+    require(figures["zero_windows"] == 0 and figures["window_waits"] >= 20
+            and not twin["window_waits"], f"{figures}; the twin waited {twin['window_waits']} times")
+    added = sum(figures["request_ms"]) - sum(twin["request_ms"])
+    lab.manifest("proxy_window", ["proxy_receive_window"], setup, paths["front"], "front",
+                 {"back_capture": final_name(paths["back"]), "proxy": SERVER_IP,
+                  "twin": "proxy_window_off.json", **figures,
+                  "added_ms_total": round(added, 1)},
+                 f"the proxy advertises a median {figures['proxy_window_bytes_p50']} bytes; the "
+                 f"client waits for it {figures['window_waits']} times, "
+                 f"{figures['window_wait_ms_total']:.0f} ms in all; each 100 kB request takes "
+                 f"a median {measure.median(figures['request_ms']):.0f} ms")
+
+
 SCENARIOS = {f.__name__: f for f in (
     delayed_ack, nagle_delayed_ack, receive_window_limit, zero_window, loss_bursts_downstream,
     loss_upstream, syn_drops, server_think_time, small_writes, periodic_stalls,
     chatty_high_rtt, link_rate_limit, odd_segments_delayed_ack, port_reuse, pool_queueing,
-    app_failures, healthy, nagle_fixed, taps_mislabelled, drops_at_tap, proxy_nagle, proxy_snat)}
+    app_failures, healthy, nagle_fixed, taps_mislabelled, drops_at_tap, proxy_nagle, proxy_snat,
+    proxy_pool, proxy_idle_off, proxy_idle, proxy_window_off, proxy_window)}
 
 
 def parse_arguments():
@@ -608,6 +828,8 @@ def parse_arguments():
     parser.add_argument("scenarios", nargs="*", metavar="SCENARIO",
                         help=f"all when none is named; known: {', '.join(SCENARIOS)}")
     parser.add_argument("--out", default=CAPTURES, help="where captures and manifests go")
+    parser.add_argument("--prefix", default="twlab",
+                        help="names of the lab's namespaces and interfaces (default twlab)")
     args = parser.parse_args()
     unknown = [name for name in args.scenarios if name not in SCENARIOS]
     if unknown:
@@ -626,8 +848,10 @@ def check_environment():
 
 
 def main():
+    global NAMES
     args = parse_arguments()
     check_environment()
+    NAMES = Names(args.prefix)
     # A plain `kill` cleans up as Ctrl-C does: the hosts come down on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.makedirs(args.out, exist_ok=True)

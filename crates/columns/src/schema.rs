@@ -224,6 +224,7 @@ pub fn transactions() -> Vec<FieldRef> {
         int("index"),
         text("signature"),
         optional_text("name"),
+        optional_text("forwarded_for"),
         time("request_start_ns"),
         time("request_end_ns"),
         optional_time("response_start_ns"),

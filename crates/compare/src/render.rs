@@ -241,19 +241,40 @@ impl fmt::Display for Proxy {
              front (client side): {}\nback (server side): {}",
             self.front, self.back
         )?;
-        let named = match self.transactions_named_alike {
+        let mut named = match self.transactions_named_alike {
             0 => String::new(),
             n => format!(", {n} with the same request line or server name"),
         };
-        writeln!(
-            f,
-            "{} of {} front connections paired with their back connection ({} on the back side): \
-             {} paired{named}",
-            self.connections_paired,
-            self.front_connections,
-            self.back_connections,
-            counted(self.transactions_paired, "exchange"),
-        )?;
+        if self.transactions_forwarded_for_client > 0 {
+            named += &format!(
+                ", {} naming the front connection's client in X-Forwarded-For",
+                self.transactions_forwarded_for_client
+            );
+        }
+        if self.back_connections_pooled == 0 {
+            writeln!(
+                f,
+                "{} of {} front connections paired with their back connection ({} on the back \
+                 side): {} paired{named}",
+                self.connections_paired,
+                self.front_connections,
+                self.back_connections,
+                counted(self.transactions_paired, "exchange"),
+            )?;
+        } else {
+            writeln!(
+                f,
+                "{} of {} front connections paired: {} paired{named}, carried over {} ({} on the \
+                 back side), {} of them pooled, carrying the exchanges of several front \
+                 connections",
+                self.connections_paired,
+                self.front_connections,
+                counted(self.transactions_paired, "exchange"),
+                counted(self.back_connections_used, "back connection"),
+                self.back_connections,
+                self.back_connections_pooled,
+            )?;
+        }
         if self.front_without_back > 0 {
             writeln!(
                 f,
@@ -315,6 +336,12 @@ fn cause_sentence(cause: &Cause) -> String {
              response segment until the client acknowledged its previous small segment \
              ({cost:.1} ms added in all; TCP_NODELAY on the proxy's client side removes it)"
         ),
+        CauseKind::PooledConnectionWait => format!(
+            "waiting for a pooled connection: in {exchanges} the request was in at the proxy \
+             while the back connection that carried it was busy with another exchange, and left \
+             only once that exchange's response came ({cost:.1} ms added in all; more \
+             connections in the proxy's pool, or fewer requests at once, remove it)"
+        ),
         CauseKind::WritesCoalesced => format!(
             "the proxy coalesced writes: in {exchanges} a message left it in fewer segments \
              than it came in"
@@ -336,7 +363,77 @@ fn cause_sentence(cause: &Cause) -> String {
              than it could pass on",
             counted(cause.transactions, "connection")
         ),
+        CauseKind::SlowStartAfterIdleTowardClient => {
+            slow_start_after_idle(cause, "client", "response", "the client's window")
+        }
+        CauseKind::SlowStartAfterIdleTowardServer => {
+            slow_start_after_idle(cause, "server", "request", "the server's window")
+        }
+        CauseKind::ProxyReceiveWindowForClient => small_window(
+            cause,
+            "the proxy's small receive window toward the client",
+            "the client",
+            "the proxy",
+            "a larger receive buffer on the proxy's client side (SO_RCVBUF, net.ipv4.tcp_rmem)",
+        ),
+        CauseKind::ProxyReceiveWindowForServer => small_window(
+            cause,
+            "the proxy's small receive window toward the server",
+            "the server",
+            "the proxy",
+            "a larger receive buffer on the proxy's server side (SO_RCVBUF, net.ipv4.tcp_rmem)",
+        ),
+        CauseKind::ClientReceiveWindow => small_window(
+            cause,
+            "the client's small receive window",
+            "the proxy",
+            "the client",
+            "a larger receive buffer on the client",
+        ),
+        CauseKind::ServerReceiveWindow => small_window(
+            cause,
+            "the server's small receive window",
+            "the proxy",
+            "the server",
+            "a larger receive buffer on the server",
+        ),
     }
+}
+
+/// A figure of a cause, rounded for a sentence; "?" when not measured.
+fn figure(cause: &Cause, name: &str) -> String {
+    cause
+        .figures
+        .get(name)
+        .map_or_else(|| "?".into(), |value| format!("{value:.0}"))
+}
+
+fn slow_start_after_idle(cause: &Cause, toward: &str, message: &str, window: &str) -> String {
+    format!(
+        "slow start after idle at the proxy toward the {toward}: in {} the proxy, idle {} ms \
+         (median) before the {message}, sent it from a {}-byte flight where its window had \
+         reached {} bytes before, growing it a round trip ({} ms) at a time with the {message} already \
+         in hand and {window} open ({:.1} ms added in all; \
+         net.ipv4.tcp_slow_start_after_idle=0 on the proxy's host removes it)",
+        counted(cause.transactions, "exchange"),
+        figure(cause, "idle_ms"),
+        figure(cause, "restart_flight_bytes"),
+        figure(cause, "window_before_idle_bytes"),
+        figure(cause, "rtt_ms"),
+        cause.cost_ms,
+    )
+}
+
+fn small_window(cause: &Cause, what: &str, sender: &str, receiver: &str, fix: &str) -> String {
+    format!(
+        "{what}: in {} {sender} filled the {} bytes {receiver} advertised (median) and waited \
+         for each ACK to open it again, a round trip of {} ms ({:.1} ms waiting in all; {fix} \
+         removes it)",
+        counted(cause.transactions, "exchange"),
+        figure(cause, "window_bytes"),
+        figure(cause, "rtt_ms"),
+        cause.cost_ms,
+    )
 }
 
 fn write_snat(f: &mut fmt::Formatter<'_>, snat: &SnatExhaustion) -> fmt::Result {

@@ -158,6 +158,7 @@ mod tests {
             events: Default::default(),
             rtt_sample_ns: None,
             wait: None,
+            flight: None,
             rtts: Default::default(),
         }
     }

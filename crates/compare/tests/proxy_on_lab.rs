@@ -108,3 +108,157 @@ fn snat_exhaustion_behind_the_proxy_is_named_with_its_figures() {
         .iter()
         .any(|cause| cause.kind == CauseKind::NagleTowardServer));
 }
+
+/// The proxy `compare` finds between a scenario's captures, given front first.
+fn proxy_front_first(scenario: &str) -> (Proxy, Value) {
+    let lab = manifest(scenario);
+    let front = capture(lab["capture"].as_str().unwrap());
+    let back = capture(lab["expect"]["back_capture"].as_str().unwrap());
+    let proxy = compare::compare(&front, &back)
+        .expect("lab captures read")
+        .proxy
+        .expect("the two sides of the proxy are paired");
+    (proxy, lab["expect"].clone())
+}
+
+fn cause(proxy: &Proxy, kind: CauseKind) -> Option<&compare::proxy::Cause> {
+    proxy.causes.iter().find(|cause| cause.kind == kind)
+}
+
+#[test]
+fn a_pooling_proxy_is_paired_exchange_by_exchange_over_its_shared_back_connections() {
+    let (proxy, expect) = proxy_of("proxy_pool");
+    let requests = expect["requests"].as_u64().unwrap() as usize;
+    assert_eq!(proxy.transactions_paired, requests);
+    assert_eq!(proxy.transactions_named_alike, requests);
+    assert_eq!(
+        proxy.transactions_forwarded_for_client,
+        expect["forwarded_for_their_client"].as_u64().unwrap() as usize
+    );
+    assert_eq!(
+        proxy.connections_paired as u64,
+        expect["front_side_connections"].as_u64().unwrap()
+    );
+    assert_eq!(
+        proxy.back_connections_used as u64,
+        expect["back_side_connections"].as_u64().unwrap()
+    );
+    // Each back connection carried the requests of as many clients as the
+    // lab counted by request line in both captures.
+    let mut carried: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for exchange in &proxy.exchanges {
+        carried
+            .entry(exchange.back_connection)
+            .or_default()
+            .push(exchange.front_connection);
+    }
+    let mut found: Vec<(u64, u64)> = carried
+        .values()
+        .map(|fronts| {
+            let distinct: std::collections::BTreeSet<_> = fronts.iter().collect();
+            (fronts.len() as u64, distinct.len() as u64)
+        })
+        .collect();
+    found.sort();
+    let mut planted: Vec<(u64, u64)> = expect["back_connections_carried"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["requests"].as_u64().unwrap(),
+                b["front_connections"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    planted.sort();
+    assert_eq!(found, planted);
+    let pooled = planted.iter().filter(|&&(_, fronts)| fronts > 1).count();
+    assert_eq!(proxy.back_connections_pooled, pooled);
+    let added = proxy.request_added.as_ref().unwrap();
+    let p50 = expect["request_added_ms_p50"].as_f64().unwrap();
+    assert!(
+        within_10_percent(added.p50_ms, p50),
+        "{added:?}, the lab measured {p50}"
+    );
+    let total = expect["request_added_ms_total"].as_f64().unwrap();
+    assert!(
+        within_10_percent(added.total_ms, total),
+        "{added:?}, the lab measured {total}"
+    );
+    // Waiting for a pooled connection is neither Nagle nor a NAT out of ports.
+    assert!(
+        cause(&proxy, CauseKind::NagleTowardServer).is_none(),
+        "{:?}",
+        proxy.causes
+    );
+    assert!(proxy.snat.is_none(), "{:?}", proxy.snat);
+}
+
+#[test]
+fn slow_start_after_idle_at_the_proxy_is_named_with_the_time_its_twin_saves() {
+    let (proxy, expect) = proxy_front_first("proxy_idle");
+    let top = &proxy.causes[0];
+    assert_eq!(
+        top.kind,
+        CauseKind::SlowStartAfterIdleTowardClient,
+        "{:?}",
+        proxy.causes
+    );
+    assert_eq!(
+        top.transactions as u64,
+        expect["responses_after_idle"].as_u64().unwrap()
+    );
+    let added = expect["added_ms_total"].as_f64().unwrap();
+    assert!(
+        within_10_percent(top.cost_ms, added),
+        "{top:?}; with slow start after idle off the responses took {added} ms less"
+    );
+    let first_flights = expect["first_flight_bytes"].as_array().unwrap();
+    let first_flight = first_flights[first_flights.len() / 2].as_f64().unwrap();
+    assert!(within_10_percent(
+        top.figures["restart_flight_bytes"],
+        first_flight
+    ));
+    let rtt = expect["rtt_ms"].as_f64().unwrap();
+    assert!(within_10_percent(top.figures["rtt_ms"], rtt), "{top:?}");
+
+    let (twin, _) = proxy_front_first(expect["twin"].as_str().unwrap().trim_end_matches(".json"));
+    assert!(
+        cause(&twin, CauseKind::SlowStartAfterIdleTowardClient).is_none(),
+        "{:?}",
+        twin.causes
+    );
+}
+
+#[test]
+fn a_small_receive_window_at_the_proxy_is_named_with_the_time_the_client_waited() {
+    let (proxy, expect) = proxy_front_first("proxy_window");
+    let top = &proxy.causes[0];
+    assert_eq!(
+        top.kind,
+        CauseKind::ProxyReceiveWindowForClient,
+        "{:?}",
+        proxy.causes
+    );
+    let window = expect["proxy_window_bytes_p50"].as_f64().unwrap();
+    assert!(
+        within_10_percent(top.figures["window_bytes"], window),
+        "{top:?}"
+    );
+    let added = expect["added_ms_total"].as_f64().unwrap();
+    assert!(
+        within_10_percent(top.cost_ms, added),
+        "{top:?}; with the kernel's buffer the requests took {added} ms less"
+    );
+    let (twin, _) = proxy_front_first(expect["twin"].as_str().unwrap().trim_end_matches(".json"));
+    let windows = [
+        CauseKind::ProxyReceiveWindowForClient,
+        CauseKind::ProxyReceiveWindowForServer,
+    ];
+    assert!(
+        twin.causes.iter().all(|c| !windows.contains(&c.kind)),
+        "{:?}",
+        twin.causes
+    );
+}

@@ -473,6 +473,7 @@ wire_struct!(Transaction {
     index,
     signature,
     name,
+    forwarded_for,
     request_start_ns,
     request_end_ns,
     response_start_ns,

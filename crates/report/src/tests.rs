@@ -205,6 +205,7 @@ fn sample_transaction(name: Option<String>) -> Transaction {
         index: 1,
         signature: "blk[100]-blk[100]".into(),
         name,
+        forwarded_for: None,
         request_start_ns: 1_767_225_600_020_000_000,
         request_end_ns: 1_767_225_600_020_000_000,
         response_start_ns: Some(1_767_225_600_030_000_000),

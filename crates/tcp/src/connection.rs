@@ -141,7 +141,7 @@ impl Connection {
             len: segment.payload_len,
             window: fwd.scaled_window(segment),
         };
-        let (mut flagged, wait) = direction::analyze(fwd, rev, segment, rel, first_rtt_ns, rtts);
+        let (mut flagged, sent) = direction::analyze(fwd, rev, segment, rel, first_rtt_ns, rtts);
         if syn_retry {
             flagged.raise(EventKind::SynRetransmission);
         }
@@ -163,7 +163,8 @@ impl Connection {
             in_flight,
             events: flagged,
             rtt_sample_ns,
-            wait,
+            wait: sent.and_then(|sent| sent.wait),
+            flight: sent.map(|sent| sent.flight),
             rtts,
         }
     }

@@ -167,9 +167,17 @@ impl SideRtts {
     }
 }
 
+/// Data its sender sent (not a probe or a keep-alive): what ended the wait
+/// before it, when it came after one, and the flight it left in.
+#[derive(Debug, Clone, Copy)]
+pub struct Sent {
+    pub wait: Option<Wait>,
+    pub flight: u32,
+}
+
 /// Runs Wireshark's checks for a segment travelling `fwd`, against the reverse
 /// direction `rev`, and updates both. `first_rtt_ns` is the handshake RTT.
-/// Returns the events raised, and for data sent after a wait, what ended it.
+/// Returns the events raised, and for data, its wait and flight.
 pub fn analyze(
     fwd: &mut Half,
     rev: &mut Half,
@@ -177,7 +185,7 @@ pub fn analyze(
     rel: Relative,
     first_rtt_ns: Option<i64>,
     rtts: SideRtts,
-) -> (EventSet, Option<Wait>) {
+) -> (EventSet, Option<Sent>) {
     let mut flagged = EventSet::default();
     let flags = segment.flags;
     let now = segment.timestamp_ns;
@@ -210,11 +218,14 @@ pub fn analyze(
         rev.release.peer_sent_data();
     }
     track_holes(fwd, rev, segment, rel, flagged);
-    let wait = release_of(fwd, rev, segment, rel, flagged, rtts, unseen_before);
+    let sent = sent_data(fwd, rev, segment, rel, flagged, rtts, unseen_before);
     let timer = matches!(
-        wait,
-        Some(Wait {
-            ended_by: Release::Timer { .. },
+        sent,
+        Some(Sent {
+            wait: Some(Wait {
+                ended_by: Release::Timer { .. },
+                ..
+            }),
             ..
         })
     );
@@ -226,7 +237,7 @@ pub fn analyze(
     fwd.last_ack = rel.ack;
     fwd.last_ack_ns = now;
     fwd.last_flagged = flagged;
-    (flagged, wait)
+    (flagged, sent)
 }
 
 /// When the segment was seen, and how long it queued between its sender
@@ -330,7 +341,33 @@ fn note_ack_of_peer_data(
         .allowed(rel.ack.wrapping_add(window), segment.timestamp_ns);
 }
 
-/// For a segment carrying data, what released it after the sender's previous data.
+/// For a segment carrying data, what released it after the sender's
+/// previous data, and the flight it left in.
+fn sent_data(
+    fwd: &mut Half,
+    rev: &Half,
+    segment: &Segment,
+    rel: Relative,
+    flagged: EventSet,
+    rtts: SideRtts,
+    unseen_before: u16,
+) -> Option<Sent> {
+    let not_data = [
+        EventKind::OutOfOrder,
+        EventKind::ZeroWindowProbe,
+        EventKind::KeepAlive,
+    ];
+    if rel.len == 0 || not_data.iter().any(|&kind| flagged.has(kind)) {
+        return None;
+    }
+    let wait = release_of(fwd, rev, segment, rel, flagged, rtts, unseen_before);
+    Some(Sent {
+        wait,
+        flight: fwd.release.flight(),
+    })
+}
+
+/// What released a data segment after the sender's previous data.
 fn release_of(
     fwd: &mut Half,
     rev: &Half,
@@ -340,14 +377,6 @@ fn release_of(
     rtts: SideRtts,
     unseen_before: u16,
 ) -> Option<Wait> {
-    let not_data = [
-        EventKind::OutOfOrder,
-        EventKind::ZeroWindowProbe,
-        EventKind::KeepAlive,
-    ];
-    if rel.len == 0 || not_data.iter().any(|&kind| flagged.has(kind)) {
-        return None;
-    }
     let seen = seen_at(fwd, rev, segment, rtts.to_sender_ns);
     let now = seen.seen_ns;
     // The receiver asked for this very segment with duplicate ACKs and the

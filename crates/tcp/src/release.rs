@@ -203,6 +203,11 @@ pub struct ReleaseTracker {
     /// limited the sender, against the bytes then in flight: seen at the
     /// receiver, the round trip to the sender and back.
     lags: Samples,
+    /// The sender's round trips, counted as Linux counts them: the current
+    /// flight (from 1), and the end of its first segment, whose ACK
+    /// reaching the sender ends the flight; None once it has.
+    flight: u32,
+    flight_marked_by: Option<u32>,
 }
 
 /// An ACK of the sender's data as the peer sent it.
@@ -320,6 +325,7 @@ impl ReleaseTracker {
         if let Some((_, release)) = released {
             self.small_released_since_peer_data |= self.releases_small(release, len);
         }
+        self.open_flight(end);
         self.note_peak(end);
         self.sent_up_to = Some(end);
         self.sample_lag(
@@ -375,6 +381,7 @@ impl ReleaseTracker {
         let now = now.into();
         self.deliver_acks(now.unqueued_ns(), to_sender.into().least_ns);
         let since = self.last_data_ns();
+        self.open_flight_on_resend();
         self.sent(now, len);
         self.loss_seen = true;
         self.largest_burst = 0;
@@ -391,7 +398,42 @@ impl ReleaseTracker {
     ) {
         let now = now.into();
         self.deliver_acks(now.unqueued_ns(), to_sender.into().least_ns);
+        self.open_flight_on_resend();
         self.sent(now, len);
+    }
+
+    /// The flight the sender's latest data left in, from 1 (0 before any).
+    pub fn flight(&self) -> u32 {
+        self.flight
+    }
+
+    /// New data ending at `end` leaves in the current flight, or, once an
+    /// ACK of that flight's first segment has reached the sender, begins
+    /// the next one.
+    fn open_flight(&mut self, end: u32) {
+        if self.flight == 0 || self.flight_marked_by.is_none() {
+            self.flight += 1;
+            self.flight_marked_by = Some(end);
+        }
+    }
+
+    /// A resend after its flight ended begins the next one, which an ACK of
+    /// everything sent ends.
+    fn open_flight_on_resend(&mut self) {
+        if let Some(sent_up_to) = self.sent_up_to {
+            self.open_flight(sent_up_to);
+        }
+    }
+
+    /// An ACK reaching the sender ends its flight when it covers the
+    /// flight's first segment.
+    fn end_flight_if_acked(&mut self, ack: &AckSeen) {
+        if self
+            .flight_marked_by
+            .is_some_and(|mark| !seq::after(mark, ack.ack_after))
+        {
+            self.flight_marked_by = None;
+        }
     }
 
     /// An ACK that acknowledged everything ends a burst; when it is larger by
@@ -497,6 +539,7 @@ impl ReleaseTracker {
             }
             self.on_their_way.pop_front();
             self.count_round(&ack);
+            self.end_flight_if_acked(&ack);
             let after_last_data = self
                 .last_data
                 .is_none_or(|last| reaches_sender > last.unqueued_ns());
@@ -712,6 +755,34 @@ mod tests {
             "{release:?}"
         );
         assert!(!tracker.loss_seen);
+    }
+
+    #[test]
+    fn each_ack_of_a_flights_first_segment_begins_the_next_flight() {
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1000);
+        let mut flights = Vec::new();
+        let mut send = |tracker: &mut ReleaseTracker, at: i64, seq: u32| {
+            tracker.new_data(at, seq, 1000, seq, 0);
+            flights.push(tracker.flight());
+        };
+        // Slow start: two segments, each ACK of two lets four go.
+        send(&mut tracker, 0, 1);
+        send(&mut tracker, 10, 1001);
+        tracker.acked(ack(100, 1, 2001, 65535, 2001), 0);
+        for (i, seq) in [2001, 3001, 4001, 5001].into_iter().enumerate() {
+            send(&mut tracker, 101 + i as i64, seq);
+        }
+        // The ACK of the second flight's first two segments; then the rest.
+        tracker.acked(ack(200, 2001, 4001, 65535, 6001), 0);
+        send(&mut tracker, 201, 6001);
+        tracker.acked(ack(210, 4001, 6001, 65535, 7001), 0);
+        send(&mut tracker, 211, 7001);
+        // Everything acknowledged, then idle: the next data is a flight of its own.
+        tracker.acked(ack(300, 6001, 8001, 65535, 8001), 0);
+        send(&mut tracker, 5_000, 8001);
+        send(&mut tracker, 5_001, 9001);
+        assert_eq!(flights, [1, 1, 2, 2, 2, 2, 3, 3, 4, 4]);
     }
 
     #[test]

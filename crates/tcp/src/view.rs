@@ -35,6 +35,11 @@ pub struct SegmentView {
     /// For a segment carrying data: since when its sender had sent nothing
     /// and what released it.
     pub wait: Option<Wait>,
+    /// For data its sender sent (not a probe or a keep-alive): the round trip
+    /// of its sender it left in, counted from 1 as Linux counts them: a
+    /// flight ends when the ACK of its first segment reaches the sender, and
+    /// the data sent after that is the next flight.
+    pub flight: Option<u32>,
     /// Round trips from the capture point to this segment's sender and to
     /// its receiver, the least seen so far (0 when not known yet).
     pub rtts: SideRtts,

@@ -24,7 +24,7 @@ const CLIENT: &str = "10.77.0.1";
 const SERVER: &str = "10.77.0.2";
 
 /// The scenarios `lab/run.py` makes; each has a test below.
-const SCENARIOS: [&str; 22] = [
+const SCENARIOS: [&str; 27] = [
     "app_failures",
     "chatty_high_rtt",
     "delayed_ack",
@@ -39,8 +39,13 @@ const SCENARIOS: [&str; 22] = [
     "periodic_stalls",
     "pool_queueing",
     "port_reuse",
+    "proxy_idle",
+    "proxy_idle_off",
     "proxy_nagle",
+    "proxy_pool",
     "proxy_snat",
+    "proxy_window",
+    "proxy_window_off",
     "receive_window_limit",
     "server_think_time",
     "small_writes",
@@ -1015,6 +1020,174 @@ fn the_nat_behind_the_proxy_reuses_its_four_ports_within_time_wait() {
         lab.expect("reuse_after_ms_p50"),
         "reuse after ms",
     );
+}
+
+/// Each HTTP request line in a capture with its tshark stream and
+/// X-Forwarded-For, if any.
+fn http_requests(capture: &Path, port: u16) -> Vec<(u64, String, Option<String>)> {
+    let output = Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(capture)
+        .args([
+            "-d",
+            &format!("tcp.port=={port},http"),
+            "-Y",
+            "http.request",
+        ])
+        .args(["-T", "fields", "-e", "tcp.stream", "-e", "http.request.uri"])
+        .args(["-e", "http.x_forwarded_for"])
+        .output()
+        .expect("tshark runs");
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let cells: Vec<&str> = line.split('\t').collect();
+            let forwarded = (!cells[2].is_empty()).then(|| cells[2].to_string());
+            (cells[0].parse().unwrap(), cells[1].to_string(), forwarded)
+        })
+        .collect()
+}
+
+#[test]
+fn the_pooling_proxy_sends_every_clients_requests_over_two_connections() {
+    let lab = Lab::load("proxy_pool");
+    let back = captures_dir().join(lab.manifest["expect"]["back_capture"].as_str().unwrap());
+    let front = http_requests(
+        &captures_dir().join(lab.manifest["capture"].as_str().unwrap()),
+        8080,
+    );
+    let forwarded = http_requests(&back, 9090);
+    assert_eq!(front.len() as f64, lab.expect("requests"));
+    assert_eq!(forwarded.len(), front.len());
+    let clients: BTreeSet<String> = lab.manifest["expect"]["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    // Each back connection carries the requests of several clients, each
+    // request naming its own client.
+    let mut carried: BTreeMap<u64, (u64, BTreeSet<String>)> = BTreeMap::new();
+    for (stream, _, forwarded_for) in &forwarded {
+        let client = forwarded_for
+            .clone()
+            .expect("every request says whom it is for");
+        assert!(clients.contains(&client), "{client}");
+        let entry = carried.entry(*stream).or_default();
+        entry.0 += 1;
+        entry.1.insert(client);
+    }
+    let mut found: Vec<(u64, u64)> = carried
+        .values()
+        .map(|(requests, clients)| (*requests, clients.len() as u64))
+        .collect();
+    found.sort();
+    let mut planted: Vec<(u64, u64)> = lab.manifest["expect"]["back_connections_carried"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["requests"].as_u64().unwrap(),
+                b["front_connections"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    planted.sort();
+    assert_eq!(found, planted);
+    assert!(found.iter().all(|&(_, clients)| clients > 1));
+}
+
+/// Per response the proxy sent after the first: the bytes it sent before
+/// the client's first ACK of them came back, and first to last segment in ms.
+fn responses_after_idle(lab: &Lab) -> Vec<(u64, f64)> {
+    let mut found = Vec::new();
+    for stream in by_stream(&lab.packets).into_values() {
+        let mut responses: Vec<Vec<&Packet>> = Vec::new();
+        let mut answering = false;
+        for p in stream.iter().filter(|p| p.len > 0 && !p.retransmission) {
+            if p.src == SERVER {
+                if !answering {
+                    responses.push(Vec::new());
+                }
+                responses.last_mut().unwrap().push(p);
+            }
+            answering = p.src == SERVER;
+        }
+        for response in responses.iter().skip(1) {
+            let first = response[0];
+            let acked = stream
+                .iter()
+                .find(|a| a.src == CLIENT && a.time > first.time && a.ack > first.seq)
+                .map_or(f64::INFINITY, |a| a.time);
+            let first_flight = response
+                .iter()
+                .filter(|p| p.time < acked)
+                .map(|p| p.len)
+                .sum();
+            let took = (response.last().unwrap().time - first.time) * 1e3;
+            found.push((first_flight, took));
+        }
+    }
+    found
+}
+
+#[test]
+fn after_idle_the_proxy_restarts_from_its_initial_window_only_with_the_sysctl_on() {
+    for scenario in ["proxy_idle", "proxy_idle_off"] {
+        let lab = Lab::load(scenario);
+        let measured = responses_after_idle(&lab);
+        let flights: Vec<u64> = lab.manifest["expect"]["first_flight_bytes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b.as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            measured.iter().map(|&(bytes, _)| bytes).collect::<Vec<_>>(),
+            flights
+        );
+        let took: Vec<f64> = measured.iter().map(|&(_, ms)| ms).collect();
+        let planted: Vec<f64> = lab.manifest["expect"]["response_ms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|ms| ms.as_f64().unwrap())
+            .collect();
+        close(
+            median(took),
+            median(planted),
+            &format!("{scenario}: response ms"),
+        );
+    }
+    let restarted = responses_after_idle(&Lab::load("proxy_idle"));
+    let kept = responses_after_idle(&Lab::load("proxy_idle_off"));
+    // Ten segments after each gap with the sysctl on; the whole window without.
+    assert!(restarted.iter().all(|&(bytes, _)| bytes <= 10 * MSS));
+    assert!(kept.iter().all(|&(bytes, _)| bytes > 40 * MSS));
+}
+
+#[test]
+fn the_proxys_small_buffer_keeps_its_window_small_and_open() {
+    for scenario in ["proxy_window", "proxy_window_off"] {
+        let lab = Lab::load(scenario);
+        let windows: Vec<f64> = lab
+            .packets
+            .iter()
+            .filter(|p| p.src == SERVER && !p.syn && p.len == 0)
+            .map(|p| p.window as f64)
+            .collect();
+        close(
+            median(windows),
+            lab.expect("proxy_window_bytes_p50"),
+            &format!("{scenario}: the proxy's window"),
+        );
+        let zero = lab.packets.iter().filter(|p| p.zero_window).count();
+        assert_eq!(zero as f64, lab.expect("zero_windows"));
+    }
+    let small = Lab::load("proxy_window");
+    assert!(small.expect("proxy_window_bytes_max") <= 8.0 * 1024.0 + MSS as f64);
 }
 
 #[test]

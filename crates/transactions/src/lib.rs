@@ -38,6 +38,10 @@ pub struct Transaction {
     /// What the payload says the transaction is (`GET /index.html → 200`,
     /// `TLS handshake`); null where the payload is not captured or not recognized.
     pub name: Option<String>,
+    /// The address a proxy in front of this connection's client wrote last
+    /// in the request's X-Forwarded-For header: the client it took the
+    /// request from. Null where the payload does not show one.
+    pub forwarded_for: Option<String>,
     pub request_start_ns: i64,
     pub request_end_ns: i64,
     pub response_start_ns: Option<i64>,
@@ -93,6 +97,7 @@ struct Open {
     retransmissions: u64,
     request_name: Option<String>,
     response_name: Option<String>,
+    forwarded_for: Option<String>,
     ledger: Ledger,
     failure: Option<AppFailure>,
 }
@@ -111,6 +116,7 @@ impl Open {
             retransmissions: 0,
             request_name: None,
             response_name: None,
+            forwarded_for: None,
             ledger,
             failure: None,
         }
@@ -123,6 +129,7 @@ impl Open {
             index: self.index,
             signature: signature::of(self.request_bytes, self.response_bytes),
             name: name::of_transaction(self.request_name.as_deref(), self.response_name.as_deref()),
+            forwarded_for: self.forwarded_for,
             request_start_ns: self.request_start_ns,
             request_end_ns: self.request_end_ns,
             response_start_ns: self.response.map(|(start, _)| start),
@@ -225,6 +232,7 @@ impl Builder {
             let mut open = Open::new(turns.count, segment.timestamp_ns, turns.walk.take_pending());
             if segment.direction == Direction::ClientToServer {
                 open.request_name = name::of_request(payload);
+                open.forwarded_for = name::forwarded_for(payload);
                 open.failure = name::failure_in(payload, Role::Client, segment.frame);
             }
             turns.open = Some(open);

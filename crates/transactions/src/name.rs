@@ -110,6 +110,29 @@ impl AppFailure {
     }
 }
 
+/// The address the nearest proxy put last in an HTTP request's
+/// X-Forwarded-For header (the client it took the request from), when the
+/// payload captured holds the whole header line.
+pub fn forwarded_for(payload: &[u8]) -> Option<String> {
+    http_request(payload)?;
+    let header_lines = payload
+        .split(|&b| b == b'\n')
+        .skip(1)
+        .take_while(|line| !line.is_empty() && *line != b"\r");
+    let mut last = None;
+    let mut complete_lines = header_lines.filter(|line| line.ends_with(b"\r"));
+    for line in &mut complete_lines {
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
+        if line[..colon].eq_ignore_ascii_case(b"x-forwarded-for") {
+            last = line[colon + 1..].rsplit(|&b| b == b',').next();
+        }
+    }
+    let address = std::str::from_utf8(last?).ok()?.trim();
+    (!address.is_empty()).then(|| printable(address.as_bytes(), false))
+}
+
 /// A transaction's name from its request's and response's names.
 pub fn of_transaction(request: Option<&str>, response: Option<&str>) -> Option<String> {
     const TLS_DATA: &str = "TLS application data";
@@ -384,6 +407,24 @@ mod tests {
         assert_eq!(
             of_request(b"GET /caf\xc3\xa9\x01 HTTP/1.1").as_deref(),
             Some("GET /caf\\xc3\\xa9\\x01")
+        );
+    }
+
+    #[test]
+    fn the_last_address_of_the_last_forwarded_for_line_is_the_nearest_proxys_client() {
+        let request = b"GET /c1/r2 HTTP/1.1\r\nhost: twlab\r\n\
+            X-Forwarded-For: 203.0.113.7\r\nx-forwarded-for: 10.0.0.9, 10.77.0.12\r\n\r\n";
+        assert_eq!(forwarded_for(request).as_deref(), Some("10.77.0.12"));
+        assert_eq!(forwarded_for(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"), None);
+        // A line the capture cut may hold half an address: none is read from it.
+        assert_eq!(
+            forwarded_for(b"GET / HTTP/1.1\r\nx-forwarded-for: 10.77.0.1"),
+            None
+        );
+        // Only requests carry it; the body of a response is not read.
+        assert_eq!(
+            forwarded_for(b"HTTP/1.1 200 OK\r\nx-forwarded-for: 10.0.0.1\r\n\r\n"),
+            None
         );
     }
 

@@ -1,10 +1,10 @@
 //! A proxy or load balancer that terminates TCP, captured on both sides.
 //!
 //! No packet crosses such a proxy: it ends the client's connection and opens
-//! its own to the server. Each front connection is paired with its back
-//! connection by their transactions (see [`pairing`]); each exchange then
-//! gives the time the proxy added each way, and the segments it sent say why
-//! (see [`causes`]). The back side's connections tell whether a source NAT
+//! its own to the server, one per client or a pool shared by all. Each front
+//! transaction is paired with the back transaction that carried it (see
+//! [`pairing`]); each exchange then gives the time the proxy added each way,
+//! and the segments it sent say why (see [`causes`]). The back side's connections tell whether a source NAT
 //! ran out of ports (see [`snat`]). Both captures are read on one clock, as
 //! two interfaces of the proxy's host share one.
 
@@ -13,9 +13,10 @@ mod pairing;
 mod side;
 mod snat;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use capture::CaptureError;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 pub use causes::{Cause, CauseKind};
@@ -34,10 +35,19 @@ pub struct Proxy {
     pub back: String,
     pub front_connections: usize,
     pub back_connections: usize,
+    /// Front connections with at least one exchange paired.
     pub connections_paired: usize,
+    /// Back connections that carried paired exchanges.
+    pub back_connections_used: usize,
+    /// Back connections that carried the exchanges of more than one front
+    /// connection: a proxy pooling its connections to the server.
+    pub back_connections_pooled: usize,
     pub transactions_paired: usize,
     /// Paired transactions whose names (request line, TLS server name) agreed.
     pub transactions_named_alike: usize,
+    /// Paired transactions whose back request named the front connection's
+    /// client in X-Forwarded-For.
+    pub transactions_forwarded_for_client: usize,
     /// Front connections that asked something and had no back connection.
     pub front_without_back: usize,
     /// Last request byte in at the front to last request byte out at the back.
@@ -93,6 +103,8 @@ pub struct ExchangeTimes {
     pub back_connection: u64,
     /// The transaction's index in its front connection, from 1.
     pub index: u32,
+    /// What the payload names it (`GET /index.html → 200`), where it does.
+    pub name: Option<String>,
     pub request_in_ns: i64,
     pub request_added_ms: f64,
     pub response_added_ms: Option<f64>,
@@ -118,65 +130,86 @@ pub fn through_proxy(a_path: &str, b_path: &str) -> Result<Option<Proxy>, Captur
 }
 
 fn analyse(front: &Side, back: &Side) -> Option<Proxy> {
-    let pairs = pairing::pair(front, back);
-    if pairs.is_empty() {
+    let carried = pairing::pair(front, back);
+    if carried.is_empty() {
         return None;
     }
     let mut exchanges: Vec<ExchangeTimes> = Vec::new();
-    let mut by_cause: BTreeMap<CauseKind, Cause> = BTreeMap::new();
-    for pair in &pairs {
-        let front_transactions = front.transactions_of(pair.front);
-        let back_transactions = back.transactions_of(pair.back);
-        for &(f, b) in &pair.transactions {
-            let exchange = Exchange {
-                front_connection: pair.front,
-                back_connection: pair.back,
-                front: &front_transactions[f],
-                back: &back_transactions[b],
-            };
-            let causes = exchange.causes(front, back);
-            for &(kind, cost_ms) in &causes {
-                let cause = by_cause.entry(kind).or_insert(Cause {
-                    kind,
+    let mut by_cause: BTreeMap<CauseKind, (Cause, BTreeMap<&'static str, Vec<f64>>)> =
+        BTreeMap::new();
+    for c in &carried {
+        let exchange = Exchange {
+            front_connection: c.front_connection,
+            back_connection: c.back_connection,
+            front: &front.transactions_of(c.front_connection)[c.front],
+            back: &back.transactions_of(c.back_connection)[c.back],
+        };
+        let causes = exchange.causes(front, back);
+        for shown in &causes {
+            let (cause, figures) = by_cause.entry(shown.kind).or_insert_with(|| {
+                let cause = Cause {
+                    kind: shown.kind,
                     transactions: 0,
                     cost_ms: 0.0,
-                });
-                cause.transactions += 1;
-                cause.cost_ms += cost_ms.max(0.0);
-            }
-            exchanges.push(ExchangeTimes {
-                front_connection: pair.front,
-                back_connection: pair.back,
-                index: exchange.front.index,
-                request_in_ns: exchange.front.request_start_ns,
-                request_added_ms: exchange.request_added_ms(),
-                response_added_ms: exchange.response_added_ms(),
-                causes: causes.into_iter().map(|(kind, _)| kind).collect(),
+                    figures: BTreeMap::new(),
+                };
+                (cause, BTreeMap::new())
             });
+            cause.transactions += 1;
+            cause.cost_ms += shown.cost_ms.max(0.0);
+            for &(name, value) in &shown.figures {
+                figures.entry(name).or_default().push(value);
+            }
         }
+        exchanges.push(ExchangeTimes {
+            front_connection: c.front_connection,
+            back_connection: c.back_connection,
+            index: exchange.front.index,
+            name: exchange.front.name.clone(),
+            request_in_ns: exchange.front.request_start_ns,
+            request_added_ms: exchange.request_added_ms(),
+            response_added_ms: exchange.response_added_ms(),
+            causes: causes.iter().map(|shown| shown.kind).collect(),
+        });
     }
     exchanges.sort_by_key(|e| (e.request_in_ns, e.front_connection, e.index));
-    let connection_pairs: Vec<(u64, u64)> = pairs.iter().map(|p| (p.front, p.back)).collect();
-    let mut causes: Vec<Cause> = by_cause.into_values().collect();
-    causes.extend(causes::zero_windows(front, back, &connection_pairs));
+    let mut causes: Vec<Cause> = by_cause
+        .into_values()
+        .map(|(mut cause, figures)| {
+            cause.figures = figures
+                .into_iter()
+                .filter_map(|(name, values)| Some((name, median(values)?)))
+                .collect();
+            cause
+        })
+        .collect();
+    causes.extend(causes::zero_windows(front, back, &carried));
     causes.sort_by(|x, y| {
         y.cost_ms
             .total_cmp(&x.cost_ms)
             .then(y.transactions.cmp(&x.transactions))
     });
-    let arrivals = arrivals(front, back, &connection_pairs);
+    let first_back_of = pairing::first_back_of(&carried);
+    let arrivals = arrivals(front, back, &first_back_of);
     let front_without_back = arrivals
         .iter()
         .filter(|a| a.asked && a.back.is_none())
         .count();
+    let back_connections_used: BTreeSet<u64> = carried.iter().map(|c| c.back_connection).collect();
     Some(Proxy {
         front: front.path.clone(),
         back: back.path.clone(),
         front_connections: front.connections.len(),
         back_connections: back.connections.len(),
-        connections_paired: pairs.len(),
+        connections_paired: first_back_of.len(),
+        back_connections_used: back_connections_used.len(),
+        back_connections_pooled: pairing::pooled(&carried),
         transactions_paired: exchanges.len(),
-        transactions_named_alike: pairs.iter().map(|p| p.named_alike).sum(),
+        transactions_named_alike: carried.iter().filter(|c| c.named_alike).count(),
+        transactions_forwarded_for_client: carried
+            .iter()
+            .filter(|c| c.forwarded_for_client)
+            .count(),
         front_without_back,
         request_added: Added::of(exchanges.iter().map(|e| e.request_added_ms).collect()),
         response_added: Added::of(
@@ -191,18 +224,22 @@ fn analyse(front: &Side, back: &Side) -> Option<Proxy> {
     })
 }
 
-/// Every front connection the proxy took in, with its back connection if paired.
-fn arrivals<'a>(front: &'a Side, back: &'a Side, pairs: &[(u64, u64)]) -> Vec<FrontArrival<'a>> {
-    let back_of: BTreeMap<u64, u64> = pairs.iter().copied().collect();
+/// Every front connection the proxy took in, with the back connection that
+/// carried its first exchange, if one did.
+fn arrivals<'a>(
+    front: &'a Side,
+    back: &'a Side,
+    first_back_of: &FxHashMap<u64, u64>,
+) -> Vec<FrontArrival<'a>> {
     front
         .connections
         .iter()
         .filter(|c| c.handshake.ack_ns.is_some())
         .map(|connection| FrontArrival {
             front: connection,
-            back: back_of
+            back: first_back_of
                 .get(&connection.id)
-                .and_then(|id| back.connections.iter().find(|c| c.id == *id)),
+                .and_then(|&id| back.connection(id)),
             asked: !front.transactions_of(connection.id).is_empty(),
         })
         .collect()

@@ -75,19 +75,24 @@ pub fn exhaustion(back: &Side, arrivals: &[FrontArrival]) -> Option<SnatExhausti
     let ports: std::collections::BTreeSet<u16> =
         connections.iter().map(|c| c.client.port).collect();
     let reuses = reuses_in_time_wait(&connections);
+    let mut opened: Vec<i64> = connections.iter().map(|c| c.first_ns).collect();
+    let mut ended: Vec<i64> = connections.iter().map(|c| c.last_ns).collect();
+    opened.sort_unstable();
+    ended.sort_unstable();
+    // Open at `at_ns`: opened by then and not yet ended (each ends after it opens).
     let full_at = |at_ns: i64| {
-        let open = connections
-            .iter()
-            .filter(|c| c.first_ns <= at_ns && at_ns < c.last_ns)
-            .count();
+        let open = opened.partition_point(|&t| t <= at_ns) - ended.partition_point(|&t| t <= at_ns);
         open >= ports.len()
     };
+    // A back connection opened before the front one came in was not
+    // opened for it (a pooling proxy's): it waited for no port.
     let waits: Vec<f64> = arrivals
         .iter()
         .filter(|a| full_at(taken_in_ns(a.front)))
         .filter_map(|a| {
             let back = a.back.filter(|back| back.server.to_string() == server)?;
-            Some((back.first_ns - taken_in_ns(a.front)) as f64 / 1e6)
+            let wait_ns = back.first_ns - taken_in_ns(a.front);
+            (wait_ns >= 0).then_some(wait_ns as f64 / 1e6)
         })
         .collect();
     if reuses.is_empty() && waits.is_empty() {
