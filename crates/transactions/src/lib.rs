@@ -290,9 +290,10 @@ impl Builder {
                 });
             }
         }
+        // Keys sorted, then each record moved once: transactions are large.
         let mut done = self.done;
-        done.sort_by_key(Transaction::capture_order);
-        ledgers.sort_by_key(|ledger| ledger.connection);
+        done.sort_by_cached_key(Transaction::capture_order);
+        ledgers.sort_by_cached_key(|ledger| ledger.connection);
         for t in &done {
             if let Ok(at) = ledgers.binary_search_by_key(&t.connection, |l| l.connection) {
                 ledgers[at].transactions += 1;
