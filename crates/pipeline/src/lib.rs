@@ -750,6 +750,12 @@ impl Analyzer {
     pub fn into_part(mut self) -> Part {
         self.keep_within_budget();
         self.forget_departed();
+        // The transactions first: their builder's per-connection state is
+        // freed before the tracker's summaries are built.
+        let (transactions, ledgers) = self
+            .builder
+            .map(|builder| builder.finish())
+            .unwrap_or_default();
         let tcp::Tracked {
             mut connections,
             unanswered_syns,
@@ -758,10 +764,6 @@ impl Analyzer {
         if let Some(selecting) = &self.selecting {
             connections.retain(|connection| selecting.kept_connection(connection.id));
         }
-        let (transactions, ledgers) = self
-            .builder
-            .map(|builder| builder.finish())
-            .unwrap_or_default();
         Part {
             connections,
             unanswered_syns,
