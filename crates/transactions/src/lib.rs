@@ -192,7 +192,9 @@ struct ConnectionTurns {
 /// Collects transactions from segments as the tracker hands them on.
 #[derive(Debug, Default)]
 pub struct Builder {
-    connections: rustc_hash::FxHashMap<u64, ConnectionTurns>,
+    /// Boxed: the table stays small and grows without moving each
+    /// connection's state.
+    connections: rustc_hash::FxHashMap<u64, Box<ConnectionTurns>>,
     done: Vec<Transaction>,
 }
 
@@ -286,7 +288,7 @@ impl Builder {
                     connection,
                     transactions: 0,
                     ledger: Ledger::default(),
-                    stretches: turns.walk.stretches(),
+                    stretches: turns.walk.into_stretches(),
                 });
             }
         }
