@@ -88,6 +88,9 @@ impl SenderClock {
 #[derive(Debug, Default)]
 pub struct Stamps {
     first_seen: VecDeque<(u32, i64)>,
+    /// The stamp looked up last and what was found, until another is
+    /// noted: the segments of a flight mostly echo one stamp.
+    last_lookup: Option<(u32, Option<i64>)>,
 }
 
 impl Stamps {
@@ -103,17 +106,26 @@ impl Stamps {
             self.first_seen.pop_front();
         }
         self.first_seen.push_back((tsval, seen_ns));
+        self.last_lookup = None;
     }
 
     /// When `tsval` was first seen, if it is still remembered.
-    pub fn first_seen_ns(&self, tsval: u32) -> Option<i64> {
+    pub fn first_seen_ns(&mut self, tsval: u32) -> Option<i64> {
+        if let Some((stamp, seen_ns)) = self.last_lookup {
+            if stamp == tsval {
+                return seen_ns;
+            }
+        }
         let index = self
             .first_seen
             .partition_point(|&(stamp, _)| seq::before(stamp, tsval));
-        self.first_seen
+        let seen_ns = self
+            .first_seen
             .get(index)
             .filter(|&&(stamp, _)| stamp == tsval)
-            .map(|&(_, seen_ns)| seen_ns)
+            .map(|&(_, seen_ns)| seen_ns);
+        self.last_lookup = Some((tsval, seen_ns));
+        seen_ns
     }
 }
 
