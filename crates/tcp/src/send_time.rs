@@ -41,8 +41,8 @@ pub struct SenderClock {
     /// The first segment's arrival and TSval.
     first: Option<(i64, u32)>,
     /// For each candidate tick, the least and the most of arrival minus
-    /// departure seen so far.
-    offsets: [Option<(i64, i64)>; TICKS_NS.len()],
+    /// departure seen since the first segment.
+    offsets: [(i64, i64); TICKS_NS.len()],
 }
 
 impl SenderClock {
@@ -52,21 +52,21 @@ impl SenderClock {
     pub fn queued_ns(&mut self, arrival_ns: i64, tsval: u32) -> Option<i64> {
         let Some((first_ns, first_tsval)) = self.first else {
             self.first = Some((arrival_ns, tsval));
-            self.offsets = [Some((0, 0)); TICKS_NS.len()];
             return None;
         };
         if seq::before(tsval, first_tsval) {
             return None;
         }
         let ticks = tsval.wrapping_sub(first_tsval);
-        for (tick_ns, spread) in TICKS_NS.iter().zip(&mut self.offsets) {
+        for (tick_ns, (least, most)) in TICKS_NS.iter().zip(&mut self.offsets) {
             let offset = arrival_ns - (first_ns + i64::from(ticks) * tick_ns);
-            *spread = spread.map(|(least, most)| (least.min(offset), most.max(offset)));
+            *least = (*least).min(offset);
+            *most = (*most).max(offset);
         }
         if ticks < TICKS_TO_LEARN {
             return None;
         }
-        let (tick_ns, least) = self.tick()?;
+        let (tick_ns, least) = self.tick();
         let offset = arrival_ns - (first_ns + i64::from(ticks) * tick_ns);
         Some((offset - least - tick_ns).max(0))
     }
@@ -74,13 +74,16 @@ impl SenderClock {
     /// The tick whose offsets stay closest together, and their least. A
     /// queue moves the offsets only as far as it grows; a wrong tick moves
     /// them further with every tick, without bound.
-    fn tick(&self) -> Option<(i64, i64)> {
-        TICKS_NS
-            .iter()
-            .zip(&self.offsets)
-            .filter_map(|(&tick, spread)| spread.map(|(least, most)| (tick, least, most - least)))
-            .min_by_key(|&(_, _, range)| range)
-            .map(|(tick, least, _)| (tick, least))
+    fn tick(&self) -> (i64, i64) {
+        let mut best = (TICKS_NS[0], self.offsets[0]);
+        for (&tick, &(least, most)) in TICKS_NS.iter().zip(&self.offsets).skip(1) {
+            let (_, (best_least, best_most)) = best;
+            if most - least < best_most - best_least {
+                best = (tick, (least, most));
+            }
+        }
+        let (tick, (least, _)) = best;
+        (tick, least)
     }
 }
 
@@ -170,7 +173,7 @@ mod tests {
         let mut clock = SenderClock::default();
         clock.queued_ns(0, 0);
         clock.queued_ns(100 * MS, 10);
-        assert_eq!(clock.tick().map(|(tick, _)| tick), Some(10 * MS));
+        assert_eq!(clock.tick().0, 10 * MS);
         assert_eq!(clock.queued_ns(300 * MS, 20), Some(90 * MS));
     }
 }
