@@ -148,9 +148,12 @@ impl Tracker {
         let key = flow_key(segment);
         let (slot, opened) = match self.last {
             Some((last_key, slot)) if last_key == key => (slot, false),
-            _ => self.find_or_open(key, segment),
+            _ => {
+                let found = self.find_or_open(key, segment);
+                self.last = Some((key, found.0));
+                found
+            }
         };
-        self.last = Some((key, slot));
         let Some(connection) = self.slots[slot].as_mut() else {
             unreachable!("a live flow's slot holds its connection");
         };
