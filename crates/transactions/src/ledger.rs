@@ -213,12 +213,19 @@ pub struct ConnectionLedger {
 }
 
 impl ConnectionLedger {
-    /// The ledger of `connection` among `ledgers`, which are in connection order.
+    /// The ledger of `connection` among `ledgers`, which are in connection
+    /// order: where every connection has one, at its id.
     pub fn of(ledgers: &[ConnectionLedger], connection: u64) -> Option<&ConnectionLedger> {
-        ledgers
-            .binary_search_by_key(&connection, |ledger| ledger.connection)
+        let at_id = usize::try_from(connection)
             .ok()
-            .map(|at| &ledgers[at])
+            .and_then(|at| ledgers.get(at))
+            .filter(|ledger| ledger.connection == connection);
+        at_id.or_else(|| {
+            ledgers
+                .binary_search_by_key(&connection, |ledger| ledger.connection)
+                .ok()
+                .map(|at| &ledgers[at])
+        })
     }
 
     /// The longest stretch charged to `part` on this connection.
