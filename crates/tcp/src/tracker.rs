@@ -357,6 +357,7 @@ impl Tracker {
         }
         let mut connections = self.retired;
         summarize_into(&live, &mut connections);
+        free_in_background(std::mem::take(&mut self.slots));
         // Both came sorted, and live ones are mostly the newest: only an
         // interleaving asks for a sort (of keys, then each summary moved
         // once, as summaries are large).
@@ -369,6 +370,13 @@ impl Tracker {
             trimmed: self.trimmed,
         }
     }
+}
+
+/// Drops the live connections on a thread of their own: freeing each one's
+/// queues takes a while, and nothing waits for it. Should no thread start,
+/// they are freed here.
+fn free_in_background(connections: Vec<Option<Connection>>) {
+    let _ = std::thread::Builder::new().spawn(move || drop(connections));
 }
 
 /// Closed connections and bare handshake attempts lose nothing by retiring early.
