@@ -44,17 +44,22 @@ impl Releaser {
     /// Releases whole steps of pages before `offset`, which the reader has left.
     pub(crate) fn release_before(&mut self, offset: usize) {
         let left = offset / PAGE * PAGE;
-        let released = self.released.load(Ordering::Relaxed);
+        let released = self.released.load(Ordering::SeqCst);
         if left - released < RELEASE_STEP {
             return;
         }
-        // Safety: these pages lie before every slice still handed out.
-        let _ = unsafe {
-            self.map
-                .unchecked_advise_range(UncheckedAdvice::DontNeed, released, left - released)
-        };
-        self.released.store(left, Ordering::Relaxed);
+        // Said before it is done, so [`MapAhead`] maps none of these pages
+        // from now on, and releases again any it was mapping meanwhile.
+        self.released.store(left, Ordering::SeqCst);
+        release(&self.map, released, left);
     }
+}
+
+/// Releases the pages of `[from, to)`.
+fn release(map: &Mmap, from: usize, to: usize) {
+    // Safety: pages before the reader's released mark lie before every
+    // slice still handed out.
+    let _ = unsafe { map.unchecked_advise_range(UncheckedAdvice::DontNeed, from, to - from) };
 }
 
 /// Maps a mapped file's pages ahead of its reader, from another thread.
@@ -74,7 +79,7 @@ impl MapAhead {
         let target = offset.saturating_add(MAP_AHEAD).min(len);
         let floor = self
             .released
-            .load(Ordering::Relaxed)
+            .load(Ordering::SeqCst)
             .max(offset / PAGE * PAGE);
         while self.mapped < target {
             let start = self.mapped.max(floor);
@@ -82,6 +87,12 @@ impl MapAhead {
             // A failure (a kernel before 5.14) leaves the reader to fault the pages in.
             let _ = self.map.advise_range(Advice::PopulateRead, start, step);
             self.mapped = start + step;
+            // The reader may have released some of them meanwhile, and
+            // would never release them again.
+            let released = self.released.load(Ordering::SeqCst);
+            if released > start {
+                release(&self.map, start, released.min(self.mapped));
+            }
         }
     }
 }

@@ -2,8 +2,10 @@
 //! (Parquet, CSV, JSON lines, Python, Spark) is written from. A caller with
 //! many rows may make a batch of each slice of them.
 
+use std::sync::Arc;
+
 use arrow_array::RecordBatch;
-use arrow_schema::FieldRef;
+use arrow_schema::{FieldRef, Schema};
 use serde::Serialize;
 
 use diagnose::Finding;
@@ -14,15 +16,38 @@ use transactions::{ConnectionLedger, Transaction};
 use crate::{rows, schema, Error};
 
 /// The connections, each with what limits its rate, read from `ledgers`
-/// (every connection's, or any that hold these connections').
+/// (every connection's, or any that hold these connections'). The summaries
+/// are serialized as they are and the rate limits beside them: a row
+/// flattening both would be serialized as a map, field name by field name.
 pub fn connections(
     connections: &[ConnectionSummary],
     ledgers: &[ConnectionLedger],
 ) -> Result<RecordBatch, Error> {
-    batch(
-        schema::connections(),
-        &rows::connections(connections, ledgers),
-    )
+    let summaries = batch(schema::connection_summaries(), connections)?;
+    let rate_limits = batch(
+        vec![schema::rate_limit()],
+        &rows::rate_limits(connections, ledgers),
+    )?;
+    side_by_side(&summaries, &rate_limits)
+}
+
+/// The columns of `left`, then those of `right`, of the same rows.
+fn side_by_side(left: &RecordBatch, right: &RecordBatch) -> Result<RecordBatch, Error> {
+    let (left_schema, right_schema) = (left.schema(), right.schema());
+    let fields: Vec<FieldRef> = left_schema
+        .fields()
+        .iter()
+        .chain(right_schema.fields())
+        .cloned()
+        .collect();
+    let columns = left
+        .columns()
+        .iter()
+        .chain(right.columns())
+        .cloned()
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(|error| Error::Arrow(error.to_string()))
 }
 
 pub fn transactions(transactions: &[Transaction]) -> Result<RecordBatch, Error> {

@@ -32,8 +32,9 @@ pub(crate) enum Cells<'a> {
         keys: Box<Column<'a>>,
         values: Box<Column<'a>>,
     },
-    /// A struct's members, each with its name.
-    Group(Vec<(&'a str, Column<'a>)>),
+    /// A struct's members, each with its name as a JSON key (quoted,
+    /// escaped, and followed by a colon), made once for all rows.
+    Group(Vec<(String, Column<'a>)>),
 }
 
 impl<'a> Column<'a> {
@@ -67,7 +68,7 @@ impl<'a> Column<'a> {
                 let members = fields
                     .iter()
                     .zip(group.columns())
-                    .map(|(field, column)| Ok((field.name().as_str(), Column::of(column)?)))
+                    .map(|(field, column)| Ok((json_key(field.name())?, Column::of(column)?)))
                     .collect::<io::Result<_>>()?;
                 Cells::Group(members)
             }
@@ -127,12 +128,11 @@ impl<'a> Column<'a> {
             }
             Cells::Group(members) => {
                 out.write_all(b"{")?;
-                for (index, (name, member)) in members.iter().enumerate() {
+                for (index, (key, member)) in members.iter().enumerate() {
                     if index > 0 {
                         out.write_all(b",")?;
                     }
-                    write_serialized(out, name)?;
-                    out.write_all(b":")?;
+                    out.write_all(key.as_bytes())?;
                     member.write_json(out, row)?;
                 }
                 out.write_all(b"}")
@@ -144,6 +144,11 @@ impl<'a> Column<'a> {
 /// The positions of row `row`'s items in a list or map.
 fn range(offsets: &[i32], row: usize) -> std::ops::Range<usize> {
     offsets[row] as usize..offsets[row + 1] as usize
+}
+
+/// `name` as a JSON object's key: quoted, escaped, and followed by a colon.
+pub(crate) fn json_key(name: &str) -> io::Result<String> {
+    Ok(format!("{}:", serde_json::to_string(name)?))
 }
 
 /// A number or a string as JSON (strings escaped).

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use arrow_array::RecordBatch;
 
-use crate::cells::Column;
+use crate::cells::{json_key, Column};
 
 /// Writes each row of `batch` as one line; with a `kind`, each object
 /// opens with `"type":kind`, as the command line's lines do.
@@ -28,7 +28,7 @@ pub fn write_lines(
     let names = schema
         .fields()
         .iter()
-        .map(|field| Ok(format!("{}:", serde_json::to_string(field.name())?)))
+        .map(|field| json_key(field.name()))
         .collect::<io::Result<Vec<_>>>()?;
     for row in 0..batch.num_rows() {
         out.write_all(opening.as_bytes())?;

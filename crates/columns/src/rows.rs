@@ -5,10 +5,9 @@ use serde::Serialize;
 use tcp::ConnectionSummary;
 use transactions::{ConnectionLedger, Latency};
 
+/// What limits a connection's rate, the column its JSON line ends with.
 #[derive(Serialize)]
-pub(crate) struct ConnectionRow<'a> {
-    #[serde(flatten)]
-    connection: &'a ConnectionSummary,
+pub(crate) struct RateLimitRow {
     rate_limit: RateLimit,
 }
 
@@ -25,12 +24,11 @@ pub(crate) struct LedgerRow<'a> {
     latency: Latency,
 }
 
-impl<'a> ConnectionRow<'a> {
-    /// `connection` with what limits each direction's rate, read from its ledger.
-    fn of(connection: &'a ConnectionSummary, ledger: Option<&ConnectionLedger>) -> Self {
+impl RateLimitRow {
+    /// What limits each direction of `connection`, read from its ledger.
+    fn of(connection: &ConnectionSummary, ledger: Option<&ConnectionLedger>) -> Self {
         let [client_to_server, server_to_client] = diagnose::limiter(connection, ledger);
-        ConnectionRow {
-            connection,
+        RateLimitRow {
             rate_limit: RateLimit {
                 client_to_server,
                 server_to_client,
@@ -48,13 +46,13 @@ impl<'a> LedgerRow<'a> {
     }
 }
 
-pub(crate) fn connections<'a>(
-    connections: &'a [ConnectionSummary],
+pub(crate) fn rate_limits(
+    connections: &[ConnectionSummary],
     ledgers: &[ConnectionLedger],
-) -> Vec<ConnectionRow<'a>> {
+) -> Vec<RateLimitRow> {
     connections
         .iter()
-        .map(|c| ConnectionRow::of(c, ConnectionLedger::of(ledgers, c.id)))
+        .map(|c| RateLimitRow::of(c, ConnectionLedger::of(ledgers, c.id)))
         .collect()
 }
 

@@ -77,6 +77,13 @@ fn figures(name: &str) -> FieldRef {
 
 /// One row per connection, with what limits each direction's rate.
 pub fn connections() -> Vec<FieldRef> {
+    let mut fields = connection_summaries();
+    fields.push(rate_limit());
+    fields
+}
+
+/// A connection's fields but what limits its rate.
+pub(crate) fn connection_summaries() -> Vec<FieldRef> {
     vec![
         int("id"),
         text("client"),
@@ -96,14 +103,18 @@ pub fn connections() -> Vec<FieldRef> {
         group("handshake", handshake()),
         group("client_to_server", direction()),
         group("server_to_client", direction()),
-        group(
-            "rate_limit",
-            vec![
-                optional_text("client_to_server"),
-                optional_text("server_to_client"),
-            ],
-        ),
     ]
+}
+
+/// What limits a connection's rate, each way.
+pub(crate) fn rate_limit() -> FieldRef {
+    group(
+        "rate_limit",
+        vec![
+            optional_text("client_to_server"),
+            optional_text("server_to_client"),
+        ],
+    )
 }
 
 fn handshake() -> Vec<FieldRef> {

@@ -10,7 +10,7 @@
 //! grow with the bytes in flight. Whatever the split, the causes' times add
 //! up to the ledgers' own.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -25,28 +25,36 @@ use crate::rules::{BULK_BYTES, QUEUE_CORRELATION, QUEUE_RTT_RATIO};
 #[derive(Debug, Default)]
 pub struct CauseTotal {
     pub cost_ms: f64,
-    /// What it cost each transaction it touched, by (connection, index).
-    pub per_transaction: BTreeMap<(u64, u32), f64>,
+    /// What it cost each transaction it touched, in the order they were charged.
+    per_transaction: Vec<f64>,
+    /// The transaction charged last, by (connection, index).
+    last_charged: Option<(u64, u32)>,
     /// The whole ledger time of the transactions it touched.
     pub touched_ms: f64,
     /// What it cost on each connection.
-    pub per_connection: BTreeMap<u64, f64>,
+    pub per_connection: FxHashMap<u64, f64>,
     /// When each transaction it touched ran (ns).
     spans: Vec<(i64, i64)>,
 }
 
 impl CauseTotal {
+    /// Charges `ms` of `transaction` to the cause. A transaction's charges
+    /// all come before the next transaction's (see [`charge`]).
     fn add(&mut self, transaction: &Transaction, ms: f64) {
         self.cost_ms += ms;
         let key = (transaction.connection, transaction.index);
-        if !self.per_transaction.contains_key(&key) {
+        if self.last_charged != Some(key) {
+            self.last_charged = Some(key);
             self.touched_ms += at_stake_ms(&transaction.ledger);
             let end = transaction
                 .response_end_ns
                 .unwrap_or(transaction.request_end_ns);
             self.spans.push((transaction.request_start_ns, end));
+            self.per_transaction.push(0.0);
         }
-        *self.per_transaction.entry(key).or_default() += ms;
+        if let Some(cost) = self.per_transaction.last_mut() {
+            *cost += ms;
+        }
         *self
             .per_connection
             .entry(transaction.connection)
@@ -82,7 +90,7 @@ impl CauseTotal {
     }
 
     pub fn median_per_transaction_ms(&self) -> f64 {
-        crate::median(self.per_transaction.values().copied().collect())
+        crate::median(self.per_transaction.clone())
     }
 }
 
@@ -125,7 +133,7 @@ pub struct Context {
     pub queued_paths: FxHashSet<(IpAddr, IpAddr)>,
 }
 
-/// Every cause's total, over all transactions.
+/// Every cause's total, over all transactions, one transaction after another.
 pub fn charge(
     connections: &[ConnectionSummary],
     transactions: &[Transaction],
@@ -136,7 +144,8 @@ pub fn charge(
     for t in transactions {
         let connection = by_id.get(&t.connection).copied();
         for (part, ms) in t.ledger.parts() {
-            for (cause, ms) in assign(part, ms, t, connection, context) {
+            let shares = assign(part, ms, t, connection, context);
+            for (cause, ms) in shares.into_iter().flatten() {
                 if ms > 0.0 {
                     totals.entry(cause).or_default().add(t, ms);
                 }
@@ -146,6 +155,9 @@ pub fn charge(
     totals
 }
 
+/// Where a part's time goes: to one cause, or split between two.
+type Shares = [Option<(Cause, f64)>; 2];
+
 /// The cause (or causes, when a part is split) of `ms` charged to `part` in `t`.
 fn assign(
     part: Part,
@@ -153,9 +165,9 @@ fn assign(
     t: &Transaction,
     connection: Option<&ConnectionSummary>,
     context: &Context,
-) -> Vec<(Cause, f64)> {
+) -> Shares {
     let key = (t.connection, t.index);
-    let single = |cause| vec![(cause, ms)];
+    let single = |cause| [Some((cause, ms)), None];
     match part {
         Part::SynRetry if context.syn_loss_is_path_loss => single(Cause::PacketLoss),
         Part::SynRetry => single(Cause::SetupFailure),
@@ -193,17 +205,17 @@ fn assign(
 
 /// Server time: the usual answer, and what a periodic stall, saturation or
 /// a pool added to it.
-fn server(ms: f64, key: (u64, u32), connection: u64, context: &Context) -> Vec<(Cause, f64)> {
+fn server(ms: f64, key: (u64, u32), connection: u64, context: &Context) -> Shares {
     if context
         .pool
         .as_ref()
         .is_some_and(|pool| pool.is_front(connection))
     {
-        return vec![(Cause::PoolQueueing, ms)];
+        return [Some((Cause::PoolQueueing, ms)), None];
     }
     let carved = |cause, usual: f64| {
         let usual = usual.clamp(0.0, ms);
-        vec![(Cause::ServerThink, usual), (cause, ms - usual)]
+        [Some((Cause::ServerThink, usual)), Some((cause, ms - usual))]
     };
     if let Some(&usual) = context.stalled.get(&key) {
         return carved(Cause::PeriodicStalls, usual);
@@ -211,7 +223,7 @@ fn server(ms: f64, key: (u64, u32), connection: u64, context: &Context) -> Vec<(
     if let Some(&usual) = context.saturated.get(&key) {
         return carved(Cause::ServerSaturation, usual);
     }
-    vec![(Cause::ServerThink, ms)]
+    [Some((Cause::ServerThink, ms)), None]
 }
 
 fn loss(part: Part, t: &Transaction, context: &Context) -> Cause {
@@ -310,5 +322,5 @@ pub fn at_stake_ms(ledger: &Ledger) -> f64 {
 
 /// Distinct connection ids.
 pub fn distinct(ids: impl Iterator<Item = u64>) -> u64 {
-    ids.collect::<BTreeSet<u64>>().len() as u64
+    ids.collect::<FxHashSet<u64>>().len() as u64
 }

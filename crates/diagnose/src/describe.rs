@@ -49,7 +49,7 @@ pub fn finding(
     found.kind = cause.kind();
     found.cost_ms = total.cost_ms;
     found.transactions = total.transactions();
-    found.connections = distinct(total.per_connection.keys().copied());
+    found.connections = total.per_connection.len() as u64;
     if found.example_connection.is_none() {
         found.example_connection = facts.example.map(|c| c.id);
     }

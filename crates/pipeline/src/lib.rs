@@ -3,12 +3,12 @@
 //!
 //! The command line, the tests and the bindings all call [`analyze`]; none of
 //! them wires the stages again. The stages run on both cores: one thread reads
-//! and decodes frames into batches of segments; the other tracks connections
-//! and maps a mapped file's pages ahead of the reader (see
-//! [`capture::MapAhead`]). Several files are merged by time, and a packet
-//! that two of them captured is analysed once (see [`copies`]). Output
-//! (tables, JSON, HTML) is not done here. A [`Selection`] narrows what the
-//! stages after the tracker see.
+//! and decodes frames into batches of segments; the other tracks connections.
+//! A third maps a mapped file's pages ahead of the reader (see
+//! [`capture::MapAhead`]) whenever a core is free. Several files are merged
+//! by time, and a packet that two of them captured is analysed once (see
+//! [`copies`]). Output (tables, JSON, HTML) is not done here. A
+//! [`Selection`] narrows what the stages after the tracker see.
 
 mod copies;
 pub mod files;
@@ -412,8 +412,6 @@ struct Batch {
     payloads: Vec<u8>,
     /// Frames left out as copies of packets another file captured.
     copies: u64,
-    /// The reader's offset after the batch's last frame.
-    read_up_to: u64,
 }
 
 struct Decoded {
@@ -434,7 +432,6 @@ impl Batch {
             decoded: Vec::with_capacity(BATCH),
             payloads: Vec::new(),
             copies: 0,
-            read_up_to: 0,
         }
     }
 
@@ -497,24 +494,28 @@ pub fn analyze_observed(
     mut on_segment: impl FnMut(&SegmentView),
 ) -> Result<Analysis, CaptureError> {
     let reader = MergedReader::open(paths)?;
-    let mut map_ahead = reader.map_ahead();
+    let map_ahead = reader.map_ahead();
     // A stream may pause: what it has sent is analysed without waiting for a full batch.
     let filling = map_ahead
         .is_none()
         .then(|| Arc::new(Mutex::new(Batch::new())));
+    let (reached, mapping) = map_ahead.map(map_ahead_of_reader).unzip();
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
     // Emptied batches go back to the reader, which then allocates none.
     let (recycler, recycled) = mpsc::channel::<Batch>();
     let reader_filling = filling.clone();
     let copies = (paths.len() > 1).then(CopyFilter::default);
-    let reading =
-        thread::spawn(move || read(reader, copies, sender, recycled, progress, reader_filling));
+    let reading = thread::spawn(move || {
+        let channels = Channels {
+            sender,
+            recycled,
+            reached,
+        };
+        read(reader, copies, channels, progress, reader_filling)
+    });
     let mut analyzer = Analyzer::new(stages);
     let mut read = ReadCounts::default();
     let mut analyze_batch = |mut batch: Batch| {
-        if let Some(map_ahead) = &mut map_ahead {
-            map_ahead.advance(batch.read_up_to);
-        }
         read.frames += batch.copies;
         analyzer.copies += batch.copies;
         for decoded in &batch.decoded {
@@ -548,7 +549,11 @@ pub fn analyze_observed(
         // The reader may be waiting on its input: it is left to end with the process.
         Vec::new()
     } else {
-        reading.join().expect("reader thread panicked")
+        let failures = reading.join().expect("reader thread panicked");
+        if let Some(mapping) = mapping {
+            mapping.join().expect("mapping thread panicked");
+        }
+        failures
     };
     let mut failures = failures.into_iter();
     let mut analysis = analyzer.finish(read, failures.next());
@@ -750,6 +755,12 @@ impl Analyzer {
     pub fn into_part(mut self) -> Part {
         self.keep_within_budget();
         self.forget_departed();
+        // The transactions first: their builder's per-connection state is
+        // freed before the tracker's summaries are built.
+        let (transactions, ledgers) = self
+            .builder
+            .map(|builder| builder.finish())
+            .unwrap_or_default();
         let tcp::Tracked {
             mut connections,
             unanswered_syns,
@@ -758,10 +769,6 @@ impl Analyzer {
         if let Some(selecting) = &self.selecting {
             connections.retain(|connection| selecting.kept_connection(connection.id));
         }
-        let (transactions, ledgers) = self
-            .builder
-            .map(|builder| builder.finish())
-            .unwrap_or_default();
         Part {
             connections,
             unanswered_syns,
@@ -874,6 +881,38 @@ fn headers_of(frame: Frame) -> Frame {
     }
 }
 
+/// A thread that maps a mapped file's pages ahead of its reader, told by
+/// the reader how far it has read: the kernel's share of reading done
+/// whenever a core is free, on neither the reading nor the tracking thread.
+fn map_ahead_of_reader(
+    mut map_ahead: capture::MapAhead,
+) -> (mpsc::Sender<u64>, thread::JoinHandle<()>) {
+    let (reached, offsets) = mpsc::channel::<u64>();
+    let mapping = thread::spawn(move || {
+        while let Ok(offset) = offsets.recv() {
+            // Only where the reader is now matters.
+            map_ahead.advance(offsets.try_iter().last().unwrap_or(offset));
+        }
+    });
+    (reached, mapping)
+}
+
+/// The reader's ways to the other threads: full batches out, emptied ones
+/// back, and, for a mapped file, how far it has read.
+struct Channels {
+    sender: mpsc::SyncSender<Batch>,
+    recycled: mpsc::Receiver<Batch>,
+    reached: Option<mpsc::Sender<u64>>,
+}
+
+impl Channels {
+    fn tell_reached(&self, offset: u64) {
+        if let Some(reached) = &self.reached {
+            let _ = reached.send(offset);
+        }
+    }
+}
+
 /// Reads and decodes frames into batches, leaving out copies when given a
 /// [`CopyFilter`]; returns the errors of the files that failed. With `filling`, the
 /// batch being filled is shared, so the tracking thread can take it when the
@@ -881,11 +920,11 @@ fn headers_of(frame: Frame) -> Frame {
 fn read(
     mut reader: MergedReader,
     mut copies: Option<CopyFilter>,
-    sender: mpsc::SyncSender<Batch>,
-    recycled: mpsc::Receiver<Batch>,
+    channels: Channels,
     mut progress: impl ReadProgress,
     filling: Option<Arc<Mutex<Batch>>>,
 ) -> Vec<CaptureError> {
+    channels.tell_reached(0);
     let mut own = Batch::new();
     let error = loop {
         let frame = match reader.next_frame() {
@@ -897,18 +936,25 @@ fn read(
         let batch = shared.as_deref_mut().unwrap_or(&mut own);
         batch.push(&frame, copies.as_mut());
         if batch.decoded.len() == BATCH {
-            batch.read_up_to = reader.bytes_read();
-            progress.update(batch.read_up_to);
-            let next = recycled.try_recv().unwrap_or_else(|_| Batch::new());
-            if sender.send(std::mem::replace(batch, next)).is_err() {
+            let read_up_to = reader.bytes_read();
+            progress.update(read_up_to);
+            channels.tell_reached(read_up_to);
+            let next = channels
+                .recycled
+                .try_recv()
+                .unwrap_or_else(|_| Batch::new());
+            if channels
+                .sender
+                .send(std::mem::replace(batch, next))
+                .is_err()
+            {
                 break None;
             }
         }
     };
     let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
     let batch = shared.as_deref_mut().unwrap_or(&mut own);
-    batch.read_up_to = reader.bytes_read();
-    let _ = sender.send(std::mem::take(batch));
+    let _ = channels.sender.send(std::mem::take(batch));
     progress.finish();
     let mut failures = reader.failures();
     failures.extend(error);

@@ -54,9 +54,14 @@ pub fn combine(parts: Vec<Part>) -> Part {
     }
     // Ids are ranks by opening frame: the frames in order are the openings by id.
     whole.opened.sort_unstable();
-    whole.connections.sort_by_key(|connection| connection.id);
-    whole.transactions.sort_by_key(Transaction::capture_order);
-    whole.ledgers.sort_by_key(|ledger| ledger.connection);
+    // Keys sorted, then each record moved once: summaries and transactions are large.
+    whole
+        .connections
+        .sort_by_cached_key(|connection| connection.id);
+    whole
+        .transactions
+        .sort_by_cached_key(Transaction::capture_order);
+    whole.ledgers.sort_by_cached_key(|ledger| ledger.connection);
     // Stable: a frame's events keep the order they were raised in.
     whole.events.sort_by_key(|event| event.frame);
     whole

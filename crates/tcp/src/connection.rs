@@ -180,8 +180,8 @@ impl Connection {
                 acking.rtt.least_ns(),
                 sending.window_bound.least_ns(),
             ]
-            .into_iter()
-            .flatten()
+            .iter()
+            .filter_map(|&known| known)
             .min()
             .unwrap_or(0)
         };
@@ -316,11 +316,10 @@ impl Connection {
             retransmitted && segment.payload_len > 0,
             flagged.has(EventKind::ZeroWindow),
         ];
-        let marked = HISTORY_LETTERS
-            .iter()
-            .zip(marks)
-            .filter(|(_, hit)| *hit)
-            .fold(0, |bits, (&(bit, _), _)| bits | bit);
+        let marked = HISTORY_LETTERS.iter().zip(marks).fold(
+            0,
+            |bits, (&(bit, _), hit)| if hit { bits | bit } else { bits },
+        );
         let seen = &mut self.history_seen[direction.index()];
         if marked & !*seen == 0 {
             return;

@@ -243,7 +243,7 @@ pub fn analyze(
 /// When the segment was seen, and how long it queued between its sender
 /// and the capture point: by the sender's clock, and no longer than the
 /// time since the peer's stamp it echoes could have reached the sender.
-fn seen_at(fwd: &mut Half, rev: &Half, segment: &Segment, rtt_to_sender_ns: i64) -> SeenAt {
+fn seen_at(fwd: &mut Half, rev: &mut Half, segment: &Segment, rtt_to_sender_ns: i64) -> SeenAt {
     let seen_ns = segment.timestamp_ns;
     let queued_ns = segment.options.timestamps.and_then(|(tsval, echoed)| {
         let queued = fwd.sender_clock.queued_ns(seen_ns, tsval)?;
@@ -345,7 +345,7 @@ fn note_ack_of_peer_data(
 /// previous data, and the flight it left in.
 fn sent_data(
     fwd: &mut Half,
-    rev: &Half,
+    rev: &mut Half,
     segment: &Segment,
     rel: Relative,
     flagged: EventSet,
@@ -370,7 +370,7 @@ fn sent_data(
 /// What released a data segment after the sender's previous data.
 fn release_of(
     fwd: &mut Half,
-    rev: &Half,
+    rev: &mut Half,
     segment: &Segment,
     rel: Relative,
     flagged: EventSet,

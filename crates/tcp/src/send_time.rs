@@ -41,8 +41,8 @@ pub struct SenderClock {
     /// The first segment's arrival and TSval.
     first: Option<(i64, u32)>,
     /// For each candidate tick, the least and the most of arrival minus
-    /// departure seen so far.
-    offsets: [Option<(i64, i64)>; TICKS_NS.len()],
+    /// departure seen since the first segment.
+    offsets: [(i64, i64); TICKS_NS.len()],
 }
 
 impl SenderClock {
@@ -52,21 +52,21 @@ impl SenderClock {
     pub fn queued_ns(&mut self, arrival_ns: i64, tsval: u32) -> Option<i64> {
         let Some((first_ns, first_tsval)) = self.first else {
             self.first = Some((arrival_ns, tsval));
-            self.offsets = [Some((0, 0)); TICKS_NS.len()];
             return None;
         };
         if seq::before(tsval, first_tsval) {
             return None;
         }
         let ticks = tsval.wrapping_sub(first_tsval);
-        for (tick_ns, spread) in TICKS_NS.iter().zip(&mut self.offsets) {
+        for (tick_ns, (least, most)) in TICKS_NS.iter().zip(&mut self.offsets) {
             let offset = arrival_ns - (first_ns + i64::from(ticks) * tick_ns);
-            *spread = spread.map(|(least, most)| (least.min(offset), most.max(offset)));
+            *least = (*least).min(offset);
+            *most = (*most).max(offset);
         }
         if ticks < TICKS_TO_LEARN {
             return None;
         }
-        let (tick_ns, least) = self.tick()?;
+        let (tick_ns, least) = self.tick();
         let offset = arrival_ns - (first_ns + i64::from(ticks) * tick_ns);
         Some((offset - least - tick_ns).max(0))
     }
@@ -74,13 +74,16 @@ impl SenderClock {
     /// The tick whose offsets stay closest together, and their least. A
     /// queue moves the offsets only as far as it grows; a wrong tick moves
     /// them further with every tick, without bound.
-    fn tick(&self) -> Option<(i64, i64)> {
-        TICKS_NS
-            .iter()
-            .zip(&self.offsets)
-            .filter_map(|(&tick, spread)| spread.map(|(least, most)| (tick, least, most - least)))
-            .min_by_key(|&(_, _, range)| range)
-            .map(|(tick, least, _)| (tick, least))
+    fn tick(&self) -> (i64, i64) {
+        let mut best = (TICKS_NS[0], self.offsets[0]);
+        for (&tick, &(least, most)) in TICKS_NS.iter().zip(&self.offsets).skip(1) {
+            let (_, (best_least, best_most)) = best;
+            if most - least < best_most - best_least {
+                best = (tick, (least, most));
+            }
+        }
+        let (tick, (least, _)) = best;
+        (tick, least)
     }
 }
 
@@ -88,6 +91,9 @@ impl SenderClock {
 #[derive(Debug, Default)]
 pub struct Stamps {
     first_seen: VecDeque<(u32, i64)>,
+    /// The stamp looked up last and what was found, until another is
+    /// noted: the segments of a flight mostly echo one stamp.
+    last_lookup: Option<(u32, Option<i64>)>,
 }
 
 impl Stamps {
@@ -103,17 +109,26 @@ impl Stamps {
             self.first_seen.pop_front();
         }
         self.first_seen.push_back((tsval, seen_ns));
+        self.last_lookup = None;
     }
 
     /// When `tsval` was first seen, if it is still remembered.
-    pub fn first_seen_ns(&self, tsval: u32) -> Option<i64> {
+    pub fn first_seen_ns(&mut self, tsval: u32) -> Option<i64> {
+        if let Some((stamp, seen_ns)) = self.last_lookup {
+            if stamp == tsval {
+                return seen_ns;
+            }
+        }
         let index = self
             .first_seen
             .partition_point(|&(stamp, _)| seq::before(stamp, tsval));
-        self.first_seen
+        let seen_ns = self
+            .first_seen
             .get(index)
             .filter(|&&(stamp, _)| stamp == tsval)
-            .map(|&(_, seen_ns)| seen_ns)
+            .map(|&(_, seen_ns)| seen_ns);
+        self.last_lookup = Some((tsval, seen_ns));
+        seen_ns
     }
 }
 
@@ -158,7 +173,7 @@ mod tests {
         let mut clock = SenderClock::default();
         clock.queued_ns(0, 0);
         clock.queued_ns(100 * MS, 10);
-        assert_eq!(clock.tick().map(|(tick, _)| tick), Some(10 * MS));
+        assert_eq!(clock.tick().0, 10 * MS);
         assert_eq!(clock.queued_ns(300 * MS, 20), Some(90 * MS));
     }
 }

@@ -148,9 +148,12 @@ impl Tracker {
         let key = flow_key(segment);
         let (slot, opened) = match self.last {
             Some((last_key, slot)) if last_key == key => (slot, false),
-            _ => self.find_or_open(key, segment),
+            _ => {
+                let found = self.find_or_open(key, segment);
+                self.last = Some((key, found.0));
+                found
+            }
         };
-        self.last = Some((key, slot));
         let Some(connection) = self.slots[slot].as_mut() else {
             unreachable!("a live flow's slot holds its connection");
         };
@@ -352,28 +355,28 @@ impl Tracker {
         for connection in live.iter().filter(|c| c.is_bare_attempt()) {
             self.syns.record(connection, true);
         }
-        let live = summarize(&live);
+        let mut connections = self.retired;
+        summarize_into(&live, &mut connections);
+        free_in_background(std::mem::take(&mut self.slots));
+        // Both came sorted, and live ones are mostly the newest: only an
+        // interleaving asks for a sort (of keys, then each summary moved
+        // once, as summaries are large).
+        if !connections.windows(2).all(|pair| pair[0].id < pair[1].id) {
+            connections.sort_by_cached_key(|summary| summary.id);
+        }
         Tracked {
-            connections: merge_by_id(self.retired, live),
+            connections,
             unanswered_syns: self.syns.finish(),
             trimmed: self.trimmed,
         }
     }
 }
 
-/// Live and retired summaries in one list, by id. Both come sorted, and
-/// live ones are mostly the newest: appending grows the retired list in
-/// place, and only an interleaving asks for a sort (of keys, then each
-/// summary moved once, as summaries are large).
-fn merge_by_id(
-    mut retired: Vec<ConnectionSummary>,
-    live: Vec<ConnectionSummary>,
-) -> Vec<ConnectionSummary> {
-    retired.extend(live);
-    if !retired.windows(2).all(|pair| pair[0].id < pair[1].id) {
-        retired.sort_by_cached_key(|summary| summary.id);
-    }
-    retired
+/// Drops the live connections on a thread of their own: freeing each one's
+/// queues takes a while, and nothing waits for it. Should no thread start,
+/// they are freed here.
+fn free_in_background(connections: Vec<Option<Connection>>) {
+    let _ = std::thread::Builder::new().spawn(move || drop(connections));
 }
 
 /// Closed connections and bare handshake attempts lose nothing by retiring early.
@@ -394,8 +397,10 @@ fn eventful(summary: &ConnectionSummary) -> bool {
 /// Past this many connections, summaries are built on two threads, half each.
 const SUMMARIES_ON_TWO_THREADS: usize = 4096;
 
-/// The summaries of `connections`, in their order.
-fn summarize(connections: &[&Connection]) -> Vec<ConnectionSummary> {
+/// Appends the summaries of `connections`, in their order, to `summaries`,
+/// which grows once, to the size it ends at (summaries are large).
+fn summarize_into(connections: &[&Connection], summaries: &mut Vec<ConnectionSummary>) {
+    summaries.reserve_exact(connections.len());
     let summarize_all = |connections: &[&Connection]| -> Vec<ConnectionSummary> {
         connections
             .iter()
@@ -403,16 +408,15 @@ fn summarize(connections: &[&Connection]) -> Vec<ConnectionSummary> {
             .collect()
     };
     if connections.len() < SUMMARIES_ON_TWO_THREADS {
-        return summarize_all(connections);
+        summaries.extend(connections.iter().map(|connection| connection.summary()));
+        return;
     }
     let (first, second) = connections.split_at(connections.len() / 2);
     std::thread::scope(|scope| {
         let second = scope.spawn(|| summarize_all(second));
-        let mut summaries = Vec::with_capacity(connections.len());
         summaries.extend(first.iter().map(|connection| connection.summary()));
         summaries.extend(second.join().expect("summarizing thread panicked"));
-        summaries
-    })
+    });
 }
 
 fn reused_ports_event(connection: &Connection, segment: &Segment) -> Event {

@@ -99,6 +99,9 @@ pub struct Timeline {
     bins: Vec<[u64; SERIES]>,
     /// The latest time counted, from the origin.
     span_ns: i64,
+    /// The offsets from the origin that the bin found last covers, and its
+    /// index: most times counted fall in the bin of the time before.
+    last_bin: Option<(i64, i64, usize)>,
 }
 
 impl Timeline {
@@ -110,6 +113,7 @@ impl Timeline {
             fixed: false,
             bins: Vec::new(),
             span_ns: 0,
+            last_bin: None,
         }
     }
 
@@ -128,6 +132,7 @@ impl Timeline {
     /// timelines of several parts of one capture then share their bins.
     pub fn starting_at(mut self, origin_ns: i64) -> Self {
         self.origin_ns = Some(origin_ns);
+        self.last_bin = None;
         self
     }
 
@@ -186,6 +191,7 @@ impl Timeline {
             fixed,
             bins,
             span_ns,
+            last_bin: None,
         }
     }
 
@@ -206,16 +212,29 @@ impl Timeline {
         let origin = *self.origin_ns.get_or_insert(at_ns);
         let offset = at_ns.saturating_sub(origin).max(0);
         self.span_ns = self.span_ns.max(offset);
+        let index = match self.last_bin {
+            Some((from, to, index)) if (from..to).contains(&offset) => index,
+            _ => self.find_bin(offset),
+        };
+        &mut self.bins[index]
+    }
+
+    /// The index of the bin of `offset` from the origin, widening the bins
+    /// first when it lies past the last, and growing them to hold it.
+    fn find_bin(&mut self, offset: i64) -> usize {
         let mut index = (offset / self.bin_ns) as usize;
         while index >= MAX_BINS && !self.fixed {
             self.widen();
             index = (offset / self.bin_ns) as usize;
         }
+        let from = index as i64 * self.bin_ns;
+        let to = from.saturating_add(self.bin_ns);
         let index = index.min(MAX_BINS - 1);
         if self.bins.len() <= index {
             self.bins.resize(index + 1, [0; SERIES]);
         }
-        &mut self.bins[index]
+        self.last_bin = Some((from, to, index));
+        index
     }
 
     /// Widens the bins to the next round tick, merging their counts.
@@ -227,6 +246,7 @@ impl Timeline {
         let factor = (next / self.bin_ns) as usize;
         self.bins = self.bins.chunks(factor).map(sum).collect();
         self.bin_ns = next;
+        self.last_bin = None;
     }
 
     /// When a tick set by the user was too fine for the capture (times fell

@@ -213,12 +213,19 @@ pub struct ConnectionLedger {
 }
 
 impl ConnectionLedger {
-    /// The ledger of `connection` among `ledgers`, which are in connection order.
+    /// The ledger of `connection` among `ledgers`, which are in connection
+    /// order: where every connection has one, at its id.
     pub fn of(ledgers: &[ConnectionLedger], connection: u64) -> Option<&ConnectionLedger> {
-        ledgers
-            .binary_search_by_key(&connection, |ledger| ledger.connection)
+        let at_id = usize::try_from(connection)
             .ok()
-            .map(|at| &ledgers[at])
+            .and_then(|at| ledgers.get(at))
+            .filter(|ledger| ledger.connection == connection);
+        at_id.or_else(|| {
+            ledgers
+                .binary_search_by_key(&connection, |ledger| ledger.connection)
+                .ok()
+                .map(|at| &ledgers[at])
+        })
     }
 
     /// The longest stretch charged to `part` on this connection.
@@ -255,8 +262,7 @@ enum Turn {
 /// Where the charges of one stretch go, and what they record as evidence.
 struct Charges<'a> {
     ledger: &'a mut Ledger,
-    longest: &'a mut [Option<Stretch>; Part::ALL.len()],
-    counts: &'a mut [u64; Part::ALL.len()],
+    evidence: &'a mut Vec<(Part, u64, Stretch)>,
     from_frame: u64,
     to_frame: u64,
     direction: Direction,
@@ -268,16 +274,21 @@ impl Charges<'_> {
             return;
         }
         self.ledger.charge(part, ms);
-        self.counts[part.index()] += 1;
-        let longest = &mut self.longest[part.index()];
-        if longest.is_none_or(|stretch| ms > stretch.ms) {
-            *longest = Some(Stretch {
-                from_frame: self.from_frame,
-                to_frame: self.to_frame,
-                ack_frame,
-                ms,
-                ended_by: self.direction,
-            });
+        let stretch = Stretch {
+            from_frame: self.from_frame,
+            to_frame: self.to_frame,
+            ack_frame,
+            ms,
+            ended_by: self.direction,
+        };
+        match self.evidence.iter_mut().find(|(of, ..)| *of == part) {
+            Some((_, count, longest)) => {
+                *count += 1;
+                if ms > longest.ms {
+                    *longest = stretch;
+                }
+            }
+            None => self.evidence.push((part, 1, stretch)),
         }
     }
 }
@@ -333,8 +344,9 @@ pub(crate) struct Walk {
     /// Charges not yet given to a transaction (setup, the client's wait
     /// before its first request); the next transaction takes them.
     pending: Ledger,
-    longest: [Option<Stretch>; Part::ALL.len()],
-    counts: [u64; Part::ALL.len()],
+    /// For each part charged so far (a few of them, on most connections):
+    /// its stretches and the longest.
+    evidence: Vec<(Part, u64, Stretch)>,
 }
 
 impl Walk {
@@ -356,8 +368,7 @@ impl Walk {
                 };
                 let mut charges = Charges {
                     ledger,
-                    longest: &mut self.longest,
-                    counts: &mut self.counts,
+                    evidence: &mut self.evidence,
                     from_frame: cursor.frame,
                     to_frame: segment.frame,
                     direction: segment.direction,
@@ -380,15 +391,12 @@ impl Walk {
         std::mem::take(&mut self.pending)
     }
 
-    /// For each part charged on this connection, its stretches and the longest.
-    pub fn stretches(&self) -> Vec<(Part, u64, Stretch)> {
-        Part::ALL
-            .iter()
-            .filter_map(|&part| {
-                let longest = self.longest[part.index()]?;
-                Some((part, self.counts[part.index()], longest))
-            })
-            .collect()
+    /// For each part charged on this connection, in the order of the
+    /// parts: its stretches and the longest.
+    pub fn into_stretches(self) -> Vec<(Part, u64, Stretch)> {
+        let mut evidence = self.evidence;
+        evidence.sort_unstable_by_key(|&(part, ..)| part);
+        evidence
     }
 
     /// Moves the turn on after `segment`.

@@ -199,7 +199,9 @@ struct ConnectionTurns {
 /// Collects transactions from segments as the tracker hands them on.
 #[derive(Debug, Default)]
 pub struct Builder {
-    connections: rustc_hash::FxHashMap<u64, ConnectionTurns>,
+    /// Boxed: the table stays small and grows without moving each
+    /// connection's state.
+    connections: rustc_hash::FxHashMap<u64, Box<ConnectionTurns>>,
     done: Vec<Transaction>,
 }
 
@@ -294,13 +296,14 @@ impl Builder {
                     connection,
                     transactions: 0,
                     ledger: Ledger::default(),
-                    stretches: turns.walk.stretches(),
+                    stretches: turns.walk.into_stretches(),
                 });
             }
         }
+        // Keys sorted, then each record moved once: transactions are large.
         let mut done = self.done;
-        done.sort_by_key(Transaction::capture_order);
-        ledgers.sort_by_key(|ledger| ledger.connection);
+        done.sort_by_cached_key(Transaction::capture_order);
+        ledgers.sort_by_cached_key(|ledger| ledger.connection);
         for t in &done {
             if let Ok(at) = ledgers.binary_search_by_key(&t.connection, |l| l.connection) {
                 ledgers[at].transactions += 1;

@@ -1,24 +1,39 @@
 //! Signatures that stay the same when a transaction repeats with slightly different sizes.
 
+use std::fmt::Write;
+
 /// A size as a signature shows it: exact below 1000 bytes, otherwise its
 /// leading digit and an `x` per remaining digit (3456 → `3xxx`).
 pub fn size_bucket(bytes: u64) -> String {
-    if bytes < 1000 {
-        return bytes.to_string();
-    }
-    let digits = bytes.to_string();
-    let mut bucket = digits[..1].to_string();
-    bucket.extend(std::iter::repeat_n('x', digits.len() - 1));
+    let mut bucket = String::new();
+    push_size_bucket(&mut bucket, bytes);
     bucket
+}
+
+fn push_size_bucket(text: &mut String, bytes: u64) {
+    if bytes < 1000 {
+        let _ = write!(text, "{bytes}");
+        return;
+    }
+    let more_digits = bytes.ilog10();
+    let _ = write!(text, "{}", bytes / 10u64.pow(more_digits));
+    text.extend(std::iter::repeat_n('x', more_digits as usize));
 }
 
 /// `blk[request]-blk[response]`, or `blk[request]-none` when unanswered.
 pub fn of(request_bytes: u64, response_bytes: u64) -> String {
-    let response = match response_bytes {
-        0 => "none".to_string(),
-        bytes => format!("blk[{}]", size_bucket(bytes)),
-    };
-    format!("blk[{}]-{response}", size_bucket(request_bytes))
+    let mut signature = String::with_capacity(32);
+    signature.push_str("blk[");
+    push_size_bucket(&mut signature, request_bytes);
+    signature.push_str("]-");
+    if response_bytes == 0 {
+        signature.push_str("none");
+    } else {
+        signature.push_str("blk[");
+        push_size_bucket(&mut signature, response_bytes);
+        signature.push(']');
+    }
+    signature
 }
 
 #[cfg(test)]

@@ -60,19 +60,14 @@ pub fn pool_queueing(inputs: &Inputs) -> Option<PoolQueueing> {
 }
 
 fn tiers<'a>(inputs: &Inputs<'a>) -> Vec<Tier<'a>> {
-    let server_of: HashMap<u64, Endpoint> = inputs
-        .connections
-        .iter()
-        .map(|c| (c.id, c.server))
-        .collect();
     let mut by_server: HashMap<Endpoint, Vec<&Transaction>> = HashMap::new();
     for t in inputs
         .transactions
         .iter()
         .filter(|t| t.response_start_ns.is_some())
     {
-        if let Some(server) = server_of.get(&t.connection) {
-            by_server.entry(*server).or_default().push(t);
+        if let Some(connection) = inputs.connection(t.connection) {
+            by_server.entry(connection.server).or_default().push(t);
         }
     }
     let mut tiers: Vec<Tier> = by_server

@@ -2,9 +2,8 @@
 //! 4-tuple may still sit in TIME_WAIT: few ephemeral ports (a narrow range,
 //! or SNAT sharing them) and one connection per request.
 
-use std::collections::HashMap;
-
 use decode::Endpoint;
+use rustc_hash::FxHashMap;
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind, Role};
 
 use super::finding;
@@ -43,7 +42,8 @@ impl Reuse<'_> {
 /// Each connection that reused the 4-tuple of an earlier one closed by FIN
 /// less than a TIME_WAIT before.
 fn reuses_in_time_wait(connections: &[ConnectionSummary]) -> Vec<Reuse<'_>> {
-    let mut last_on_tuple: HashMap<(Endpoint, Endpoint), &ConnectionSummary> = HashMap::new();
+    let mut last_on_tuple: FxHashMap<(Endpoint, Endpoint), &ConnectionSummary> =
+        FxHashMap::default();
     let mut reuses = Vec::new();
     for later in connections {
         let tuple = (later.client, later.server);
