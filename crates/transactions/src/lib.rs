@@ -128,7 +128,7 @@ impl Open {
             connection,
             index: self.index,
             signature: signature::of(self.request_bytes, self.response_bytes),
-            name: name::of_transaction(self.request_name.as_deref(), self.response_name.as_deref()),
+            name: name::of_transaction(self.request_name, self.response_name),
             forwarded_for: self.forwarded_for,
             request_start_ns: self.request_start_ns,
             request_end_ns: self.request_end_ns,

@@ -134,12 +134,16 @@ pub fn forwarded_for(payload: &[u8]) -> Option<String> {
 }
 
 /// A transaction's name from its request's and response's names.
-pub fn of_transaction(request: Option<&str>, response: Option<&str>) -> Option<String> {
+pub fn of_transaction(request: Option<String>, response: Option<String>) -> Option<String> {
     const TLS_DATA: &str = "TLS application data";
     match (request, response) {
-        (Some(TLS_DATA), Some("application data")) => Some(TLS_DATA.into()),
+        (Some(request), Some(response))
+            if request == TLS_DATA && response == "application data" =>
+        {
+            Some(request)
+        }
         (Some(request), Some(response)) => Some(format!("{request} → {response}")),
-        (Some(request), None) => Some(request.into()),
+        (Some(request), None) => Some(request),
         (None, Some(response)) => Some(format!("→ {response}")),
         (None, None) => None,
     }
@@ -371,7 +375,7 @@ mod tests {
         let request = of_request(b"GET /index.html HTTP/1.1\r\nHost: x\r\n");
         let response = of_response(b"HTTP/1.1 200 OK\r\n");
         assert_eq!(
-            of_transaction(request.as_deref(), response.as_deref()).as_deref(),
+            of_transaction(request, response).as_deref(),
             Some("GET /index.html → 200")
         );
         assert_eq!(of_request(b"POST /a b").as_deref(), Some("POST /a"));
@@ -470,7 +474,7 @@ mod tests {
         let request = of_request(&data);
         let response = of_response(&data);
         assert_eq!(
-            of_transaction(request.as_deref(), response.as_deref()).as_deref(),
+            of_transaction(request, response).as_deref(),
             Some("TLS application data")
         );
         assert_eq!(of_response(&[23, 2, 0, 0, 1]), None);
