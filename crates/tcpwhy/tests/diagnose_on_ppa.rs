@@ -119,7 +119,7 @@ const PINNED: [(&str, Expect); 21] = [
     // ACKs, then the missing segments resent: lost before the capture point.
     (
         "ppa1e_email-troubles.pcap",
-        Top("packet_loss", "warning", &["lost upstream"]),
+        Top("packet_loss", "critical", &["lost upstream"]),
     ),
     // tshark: the printer's window shrinks from 8760 to 180 bytes while the
     // sender fills it (window_full), the printer's ACKs come 150-200 ms
