@@ -18,6 +18,7 @@ fn sample(src: &str, dst: &str) -> Packet {
             TcpOption::Sack(100, 200),
             TcpOption::Sack(300, 400),
         ],
+        ip_id: 0,
     }
 }
 

@@ -25,6 +25,8 @@ pub struct Packet {
     pub window: u16,
     pub payload_len: u32,
     pub options: Vec<TcpOption>,
+    /// The IPv4 identification (0 leaves it unset, as some stacks do).
+    pub ip_id: u16,
 }
 
 impl Packet {
@@ -149,6 +151,7 @@ fn vxlan(inner_frame: &[u8]) -> Vec<u8> {
         Ipv4Addr::new(192, 0, 2, 2),
         PROTOCOL_UDP,
         udp.len(),
+        0,
     );
     ethernet(&[], ETHERTYPE_IPV4, &[outer, udp].concat())
 }
@@ -162,6 +165,7 @@ fn gre(ethertype: u16, inner_ip: &[u8]) -> Vec<u8> {
         Ipv4Addr::new(192, 0, 2, 2),
         PROTOCOL_GRE,
         gre.len(),
+        0,
     );
     ethernet(&[], ETHERTYPE_IPV4, &[outer, gre].concat())
 }
@@ -169,17 +173,20 @@ fn gre(ethertype: u16, inner_ip: &[u8]) -> Vec<u8> {
 fn ip_packet(packet: &Packet) -> Vec<u8> {
     let tcp = tcp_segment(packet);
     let header = match (packet.src.ip(), packet.dst.ip()) {
-        (IpAddr::V4(src), IpAddr::V4(dst)) => ipv4_header(src, dst, PROTOCOL_TCP, tcp.len()),
+        (IpAddr::V4(src), IpAddr::V4(dst)) => {
+            ipv4_header(src, dst, PROTOCOL_TCP, tcp.len(), packet.ip_id)
+        }
         (src, dst) => ipv6_header(src, dst, tcp.len()),
     };
     [header, tcp].concat()
 }
 
-fn ipv4_header(src: Ipv4Addr, dst: Ipv4Addr, protocol: u8, payload_len: usize) -> Vec<u8> {
+fn ipv4_header(src: Ipv4Addr, dst: Ipv4Addr, protocol: u8, payload_len: usize, id: u16) -> Vec<u8> {
     let total = (20 + payload_len) as u16;
     let mut out = vec![0x45, 0];
     out.extend_from_slice(&total.to_be_bytes());
-    out.extend_from_slice(&[0, 0, 0x40, 0, 64, protocol, 0, 0]);
+    out.extend_from_slice(&id.to_be_bytes());
+    out.extend_from_slice(&[0x40, 0, 64, protocol, 0, 0]);
     out.extend_from_slice(&src.octets());
     out.extend_from_slice(&dst.octets());
     out

@@ -146,6 +146,9 @@ pub struct Conversation {
     server: SocketAddr,
     next_seq: [u32; 2],
     window: [u16; 2],
+    /// The IP identification of each side's next packet: each side numbers
+    /// its packets one by one, as most stacks do per connection.
+    next_ip_id: [u16; 2],
 }
 
 fn index(side: Side) -> usize {
@@ -163,6 +166,7 @@ impl Conversation {
             server: server.parse().expect("server address"),
             next_seq: [1_000, 50_000],
             window: [64_000, 64_000],
+            next_ip_id: [100, 5_000],
         }
     }
 
@@ -201,7 +205,21 @@ impl Conversation {
             window: self.window[index(side)],
             payload_len: 0,
             options: Vec::new(),
+            ip_id: self.next_ip_id[index(side)],
         }
+    }
+
+    /// Packets of `side` lost before the capture point: their IP
+    /// identifications go unseen.
+    pub fn lose_packets(&mut self, side: Side, count: u16) {
+        let id = &mut self.next_ip_id[index(side)];
+        *id = id.wrapping_add(count);
+    }
+
+    /// Puts a packet of `side` on the trace; the side numbers its next one on.
+    fn emit(&mut self, trace: &mut Trace, side: Side, at_ms: f64, packet: &Packet) {
+        trace.push(at_ms, packet);
+        self.lose_packets(side, 1);
     }
 
     /// SYN, SYN-ACK, ACK with MSS 1460, window scale 7, SACK and timestamps;
@@ -228,7 +246,7 @@ impl Conversation {
             packet.ack = 0;
         }
         packet.options = options;
-        trace.push(at_ms, &packet);
+        self.emit(trace, side, at_ms, &packet);
         self.next_seq[index(side)] = self.next_seq(side).wrapping_add(1);
     }
 
@@ -245,6 +263,7 @@ impl Conversation {
         let seq = self.next_seq(side);
         let packet = self.packet(side, Packet::ACK | Packet::PSH);
         trace.push_with_payload(at_ms, &packet, payload);
+        self.lose_packets(side, 1);
         self.next_seq[index(side)] = seq.wrapping_add(payload.len() as u32);
         seq
     }
@@ -255,7 +274,7 @@ impl Conversation {
         let mut packet = self.packet(side, Packet::ACK | Packet::PSH);
         packet.seq = seq;
         packet.payload_len = len;
-        trace.push(at_ms, &packet);
+        self.emit(trace, side, at_ms, &packet);
     }
 
     /// Skips `len` bytes of `side`'s stream, as if their segment was never captured.
@@ -267,7 +286,8 @@ impl Conversation {
 
     /// A pure ACK from `side` acknowledging everything the peer sent.
     pub fn ack(&mut self, trace: &mut Trace, side: Side, at_ms: f64) {
-        trace.push(at_ms, &self.packet(side, Packet::ACK));
+        let packet = self.packet(side, Packet::ACK);
+        self.emit(trace, side, at_ms, &packet);
     }
 
     /// A pure ACK from `side` acknowledging only up to `ack`, with SACK blocks.
@@ -285,18 +305,20 @@ impl Conversation {
             .iter()
             .map(|&(left, right)| TcpOption::Sack(left, right))
             .collect();
-        trace.push(at_ms, &packet);
+        self.emit(trace, side, at_ms, &packet);
     }
 
     /// FIN-ACK from `side`.
     pub fn fin(&mut self, trace: &mut Trace, side: Side, at_ms: f64) {
-        trace.push(at_ms, &self.packet(side, Packet::FIN | Packet::ACK));
+        let packet = self.packet(side, Packet::FIN | Packet::ACK);
+        self.emit(trace, side, at_ms, &packet);
         self.next_seq[index(side)] = self.next_seq(side).wrapping_add(1);
     }
 
     /// RST-ACK from `side`.
     pub fn rst(&mut self, trace: &mut Trace, side: Side, at_ms: f64) {
-        trace.push(at_ms, &self.packet(side, Packet::RST | Packet::ACK));
+        let packet = self.packet(side, Packet::RST | Packet::ACK);
+        self.emit(trace, side, at_ms, &packet);
     }
 }
 
