@@ -615,12 +615,14 @@ impl ReleaseTracker {
         };
         let prompt = to_sender.prompt(ack.at_ns, now_ns, ack.delayed);
         let silly_window = self.filled_a_silly_window(&ack, end, sent_before);
-        if !prompt && !silly_window {
+        let stopped_at_edge = self.stopped_at_window_edge(sent_before);
+        // A sender stopped at the window's edge could send nothing past it
+        // before this ACK moved it, however late the data came.
+        let held_by_window = stopped_at_edge && seq::after(end, ack.edge_before);
+        if !prompt && !silly_window && !held_by_window {
             return idle_or_queued(Some(&ack));
         }
-        let window_full = silly_window
-            || seq::after(end, ack.edge_before)
-            || self.stopped_at_window_edge(sent_before);
+        let window_full = silly_window || seq::after(end, ack.edge_before) || stopped_at_edge;
         let lacked = if window_full {
             if ack.zero_before {
                 Lacked::ZeroWindow
@@ -681,6 +683,27 @@ mod tests {
             release,
             Release::Ack {
                 at_ns: 50,
+                frame: 0,
+                lacked: Lacked::ReceiveWindow
+            }
+        );
+    }
+
+    #[test]
+    fn a_sender_stopped_at_the_window_edge_waited_for_the_window_however_late_it_went_on() {
+        const MS: i64 = 1_000_000;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1000);
+        tracker.new_data(0, 1, 1000, 1, 0);
+        tracker.acked(ack(10 * MS, 1, 1001, 2000, 1001), 0);
+        tracker.new_data(11 * MS, 1001, 1000, 1001, 0);
+        tracker.new_data(12 * MS, 2001, 1000, 2001, 0);
+        tracker.acked(ack(50 * MS, 1001, 3001, 2000, 3001), 0);
+        let (_, release) = tracker.new_data(90 * MS, 3001, 1000, 3001, 0).unwrap();
+        assert_eq!(
+            release,
+            Release::Ack {
+                at_ns: 50 * MS,
                 frame: 0,
                 lacked: Lacked::ReceiveWindow
             }
