@@ -698,7 +698,7 @@ impl Analyzer {
             builder.observe(&view, payload);
         }
         if let Some(timeline) = &mut self.timeline {
-            count_segment(timeline, segment);
+            count_segment(timeline, segment, &view);
         }
         view
     }
@@ -793,7 +793,7 @@ impl Analyzer {
     }
 }
 
-fn count_segment(timeline: &mut Timeline, segment: &Segment) {
+fn count_segment(timeline: &mut Timeline, segment: &Segment, view: &SegmentView) {
     timeline.add_all(
         segment.timestamp_ns,
         &[
@@ -802,6 +802,19 @@ fn count_segment(timeline: &mut Timeline, segment: &Segment) {
             (Series::PayloadBytes, u64::from(segment.payload_len)),
         ],
     );
+    if resent_unseen(view) {
+        timeline.add(segment.timestamp_ns, Series::LostSegments, 1);
+    }
+}
+
+/// A timer resent the segment, and the capture never saw it sent before:
+/// it was lost on the way here (no analysis event says so).
+fn resent_unseen(view: &SegmentView) -> bool {
+    let by_timer = matches!(
+        view.wait.map(|wait| wait.ended_by),
+        Some(tcp::Release::Timer { .. })
+    );
+    by_timer && !view.resent()
 }
 
 fn count_event(timeline: &mut Timeline, event: &Event) {

@@ -292,7 +292,9 @@ fn track_holes(
 /// (by its IP identification): the sender had sent this data before and
 /// lost it upstream, and a timer resent it (unless an ACK it acted on at
 /// once let it go). With nothing after it, no duplicate ACK could have
-/// asked for it sooner.
+/// asked for it sooner. The connection's silence must fit the timer's
+/// doubling waits for the packets missing; a longer one is a pause of the
+/// sender's, whatever else its host numbered meanwhile.
 fn resends_an_unseen_tail(
     fwd: &mut Half,
     rev: &Half,
@@ -302,14 +304,28 @@ fn resends_an_unseen_tail(
     unseen_before: u16,
 ) -> bool {
     let round_trip = rtts.to_sender_ns + rtts.to_receiver_ns;
+    let now = segment.timestamp_ns;
     let silent_long = fwd
         .release
         .last_data_ns()
-        .is_some_and(|last| segment.timestamp_ns - last >= round_trip);
+        .is_some_and(|last| now - last >= round_trip);
+    let connection_silent_since = fwd.release.last_data_ns().unwrap_or(0).max(rev.last_ack_ns);
+    let timer_fits =
+        now - connection_silent_since <= longest_timer_wait_ns(unseen_before, round_trip);
     unseen_before > 0
         && silent_long
+        && timer_fits
         && fwd.in_flight(rev) == Some(0)
         && !fwd.release.prompted_by_an_ack(seen, rtts.to_sender())
+}
+
+/// The longest a sender's timer can take to send a segment `copies` times
+/// (each wait twice the last): a first timeout of at most RFC 6298's floor
+/// of one second over the path's round trip (stacks measure less).
+fn longest_timer_wait_ns(copies: u16, round_trip_ns: i64) -> i64 {
+    const RTO_FLOOR_NS: i64 = 1_000_000_000;
+    let doublings = (1i64 << copies.min(16)) - 1;
+    doublings.saturating_mul(RTO_FLOOR_NS + round_trip_ns)
 }
 
 /// Tells the peer's release tracker about an ACK that moved its

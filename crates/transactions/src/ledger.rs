@@ -308,6 +308,10 @@ struct State {
     /// How often the client's timer resent data the server had not
     /// acknowledged, since the handshake.
     unheard_resends: u32,
+    /// The client's last think time between turns, and the server's last
+    /// answer time, where no loss stood in them (ms).
+    usual_think_ms: f64,
+    usual_server_ms: f64,
 }
 
 impl State {
@@ -373,7 +377,7 @@ impl Walk {
                     to_frame: segment.frame,
                     direction: segment.direction,
                 };
-                if charge(self.state, segment, cursor, opens, &mut charges) {
+                if charge(&mut self.state, segment, cursor, opens, &mut charges) {
                     self.cursor = Some(here);
                 }
             }
@@ -440,7 +444,7 @@ impl Walk {
 /// the segment ends no wait on the connection's critical path (the stretch
 /// stays uncharged).
 fn charge(
-    state: State,
+    state: &mut State,
     segment: &SegmentView,
     cursor: Cursor,
     opens: bool,
@@ -451,7 +455,7 @@ fn charge(
         handshake_acked,
         answered_before,
         ..
-    } = state;
+    } = *state;
     let gap = ms(cursor.at_ns, segment.timestamp_ns);
     // A turn passing from one side to the other crosses the capture point:
     // the way from it to the side that moves next and back is the path's.
@@ -487,19 +491,32 @@ fn charge(
         return false;
     }
     if opens && client {
-        let part = if answered_before {
-            Part::ClientThink
-        } else {
-            Part::ClientStart
-        };
         charges.charge(Part::Propagation, path_to_sender, None);
-        charges.charge(part, gap - path_to_sender, None);
+        let waited = gap - path_to_sender;
+        if answered_before {
+            state.usual_think_ms = charge_turn(
+                Part::ClientThink,
+                state.usual_think_ms,
+                waited,
+                segment,
+                charges,
+            );
+        } else {
+            charge_turn(Part::ClientStart, 0.0, waited, segment, charges);
+        }
         return true;
     }
     let answers = !client && matches!(turn, Turn::Request | Turn::Client);
     if answers && !segment.resent() {
         charges.charge(Part::Propagation, path_to_sender, None);
-        charges.charge(Part::Server, gap - path_to_sender, None);
+        let waited = gap - path_to_sender;
+        state.usual_server_ms = charge_turn(
+            Part::Server,
+            state.usual_server_ms,
+            waited,
+            segment,
+            charges,
+        );
         return true;
     }
     let sender_pause = if client {
@@ -515,6 +532,31 @@ fn charge(
         None => charges.charge(Part::Transfer, gap, None),
     }
     true
+}
+
+/// Charges a side's turn, `waited` ms before `segment` opened it, to
+/// `part`; returns the side's usual time for it from now on. When the
+/// sender's timer resent the segment, lost before the capture point saw it
+/// first, the side took its usual time and the rest waited for the timer.
+fn charge_turn(
+    part: Part,
+    usual_ms: f64,
+    waited: f64,
+    segment: &SegmentView,
+    charges: &mut Charges,
+) -> f64 {
+    let timer = match segment.wait.map(|wait| wait.ended_by) {
+        Some(Release::Timer { tail: true }) => Part::TailLoss,
+        Some(Release::Timer { tail: false }) => Part::RetransmissionTimeout,
+        _ => {
+            charges.charge(part, waited, None);
+            return waited;
+        }
+    };
+    let usual = usual_ms.clamp(0.0, waited.max(0.0));
+    charges.charge(part, usual, None);
+    charges.charge(timer, waited - usual, None);
+    usual_ms
 }
 
 /// Charges `(cursor, segment]` for a data segment that continued its

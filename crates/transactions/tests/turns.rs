@@ -111,3 +111,40 @@ fn statistics_per_signature_give_percentiles() {
     assert_eq!((d.min_ms, d.max_ms, d.mean_ms), (1.0, 10.0, 5.5));
     assert_eq!((d.p50_ms, d.p90_ms), (6.0, 9.0));
 }
+
+/// Three quick turns, then a request whose first copies (`unseen` packets
+/// of the client's) were lost before the capture point, beside the server;
+/// the copy seen left `at_ms`.
+fn fourth_request_seen_late(unseen: u16, at_ms: f64) -> Vec<Transaction> {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    for turn in 0..3 {
+        let at = 10.0 + 10.0 * f64::from(turn);
+        conn.send(&mut trace, Side::Client, at, 100);
+        conn.send(&mut trace, Side::Server, at + 1.0, 50);
+        conn.ack(&mut trace, Side::Client, at + 2.0);
+    }
+    conn.lose_packets(Side::Client, unseen);
+    conn.send(&mut trace, Side::Client, at_ms, 100);
+    conn.send(&mut trace, Side::Server, at_ms + 1.0, 50);
+    transactions_of(&trace)
+}
+
+#[test]
+fn a_request_lost_before_the_capture_point_waits_for_the_timer_after_the_usual_think() {
+    let transactions = fourth_request_seen_late(2, 640.0);
+    let usual = transactions[2].ledger.get(Part::ClientThink);
+    let late = transactions[3].ledger;
+    assert!(usual > 0.0);
+    assert_eq!(late.get(Part::ClientThink), usual);
+    assert!(late.get(Part::TailLoss) >= 590.0, "{late:?}");
+}
+
+#[test]
+fn a_pause_longer_than_the_timer_could_take_is_the_clients_own() {
+    let transactions = fourth_request_seen_late(1, 10_000.0);
+    let late = transactions[3].ledger;
+    assert_eq!(late.get(Part::TailLoss), 0.0);
+    assert!(late.get(Part::ClientThink) > 9_900.0, "{late:?}");
+}
