@@ -200,47 +200,33 @@ fn steady_period(starts: &[i64]) -> Option<f64> {
 
 /// The stretches of ticks with loss: ticks with loss close together, and
 /// those apart only by silence (a sender waiting for its timer to resend is
-/// still in the burst that made it wait).
+/// still in the burst that made it wait). A burst begins where the silence
+/// before its first loss began: the lost packet left then, and the timer
+/// that resent it ran from there.
 fn loss_spans(ticks: &[Tick], tick_ns: i64) -> Vec<(i64, i64)> {
     let gap_ns = ((LOSS_BURST_GAP_MS * 1e6) as i64).max(3 * tick_ns);
     let mut spans: Vec<(i64, i64)> = Vec::new();
     let mut sent_since = 0;
+    let mut silent_since = None;
     for tick in ticks {
         if tick.retransmissions + tick.lost_segments == 0 {
             sent_since += tick.packets;
+            silent_since = match tick.packets {
+                0 => silent_since.or(Some(tick.start_ns)),
+                _ => None,
+            };
             continue;
         }
+        let start = silent_since.take().unwrap_or(tick.start_ns);
         match spans.last_mut() {
-            Some((_, end)) if tick.start_ns - *end < gap_ns || sent_since == 0 => {
+            Some((_, end)) if start - *end < gap_ns || sent_since == 0 => {
                 *end = tick.start_ns + tick_ns
             }
-            _ => spans.push((tick.start_ns, tick.start_ns + tick_ns)),
+            _ => spans.push((start, tick.start_ns + tick_ns)),
         }
         sent_since = 0;
     }
     spans
-}
-
-/// Whether the packets between the bursts got through without loss more
-/// often than loss at the capture's overall rate would allow.
-fn clean_between(ticks: &[Tick], spans: &[(i64, i64)]) -> bool {
-    let packets: u64 = ticks.iter().map(|t| t.packets).sum();
-    // Losses show as resends, as gaps, or both: the larger count, once.
-    let resent: u64 = ticks.iter().map(|t| t.retransmissions).sum();
-    let gaps: u64 = ticks.iter().map(|t| t.lost_segments).sum();
-    let lost = resent.max(gaps);
-    let between: u64 = ticks
-        .iter()
-        .filter(|t| {
-            let inside = spans
-                .iter()
-                .any(|&(from, to)| (from..to).contains(&t.start_ns));
-            !inside && t.start_ns > spans[0].0 && t.start_ns < spans[spans.len() - 1].1
-        })
-        .map(|t| t.packets)
-        .sum();
-    let loss_rate = lost as f64 / packets.max(1) as f64;
-    (1.0 - loss_rate).powf(between as f64) < SIGNIFICANCE
 }
 
 /// Loss coming in bursts at a steady period.
@@ -252,28 +238,94 @@ pub struct LossBursts {
 }
 
 /// Ticks with retransmissions or gaps, grouped into bursts apart from each
-/// other by quiet stretches, when the bursts cover less than half of their
-/// span, the traffic between them got through too cleanly for loss spread
-/// at random, and they start (or end) at a steady period.
+/// other by stretches without loss, when the bursts start (or end) at a
+/// period too steady for loss at random times.
 pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
     let tick_ns = match ticks {
         [first, second, ..] => second.start_ns - first.start_ns,
         _ => return None,
     };
     let spans = loss_spans(ticks, tick_ns);
-    let (first, last) = (spans.first()?.0, spans.last()?.1);
-    let covered: i64 = spans.iter().map(|(start, end)| end - start).sum();
-    if 2 * covered >= last - first || !clean_between(ticks, &spans) {
+    if spans.len() < PATTERN_REPEATS {
         return None;
     }
     // A burst the capture's start or end cut short has one edge out of
-    // step; the other edge still keeps the period.
+    // step; the other edge still keeps the period. Two tries: each must
+    // pass at half the significance.
     let starts: Vec<i64> = spans.iter().map(|&(start, _)| start).collect();
     let ends: Vec<i64> = spans.iter().map(|&(_, end)| end).collect();
-    let period_s = steady_period(&starts).or_else(|| steady_period(&ends))?;
+    let steady = |times: &[i64]| chance_of_steadiness(times, tick_ns) < SIGNIFICANCE / 2.0;
+    if !steady(&starts) && !steady(&ends) {
+        return None;
+    }
+    let period_s = (spans[spans.len() - 1].0 - spans[0].0) as f64 / 1e9 / (spans.len() - 1) as f64;
     Some(LossBursts {
         count: spans.len(),
         period_s,
         spans,
     })
+}
+
+/// The chance that events at random times would come as evenly spaced as
+/// `times` (ns, in order), each known to a tick. Given their first and
+/// last, the n gaps between random times are uniform spacings, and the
+/// chance that all lie within a share `d` of their mean is at most
+/// (n-1)! (2d/n)^(n-1).
+fn chance_of_steadiness(times: &[i64], tick_ns: i64) -> f64 {
+    let gaps = times.len().saturating_sub(1);
+    let mean = match (times.first(), times.last()) {
+        (Some(first), Some(last)) if gaps > 0 => (last - first) as f64 / gaps as f64,
+        _ => return 1.0,
+    };
+    if mean <= 0.0 {
+        return 1.0;
+    }
+    let farthest = times
+        .windows(2)
+        .map(|pair| ((pair[1] - pair[0]) as f64 - mean).abs())
+        .fold(tick_ns as f64, f64::max);
+    let d = farthest / mean;
+    let n = gaps as f64;
+    let log_factorial: f64 = (1..gaps).map(|k| (k as f64).ln()).sum();
+    (log_factorial + (n - 1.0) * (2.0 * d / n).ln())
+        .exp()
+        .min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK_NS: i64 = 10_000_000;
+
+    /// Ticks of 10 ms with traffic throughout and one lost segment in each
+    /// tick of `lost_at` (tick numbers), each after a silent tick.
+    fn ticks_losing_at(lost_at: &[usize], count: usize) -> Vec<Tick> {
+        (0..count)
+            .map(|i| Tick {
+                start_ns: i as i64 * TICK_NS,
+                packets: if lost_at.contains(&(i + 1)) { 0 } else { 10 },
+                lost_segments: u64::from(lost_at.contains(&i)),
+                ..Tick::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn three_losses_a_steady_period_apart_are_a_pattern_and_three_at_random_are_not() {
+        let steady = loss_burst_pattern(&ticks_losing_at(&[200, 450, 700], 900)).unwrap();
+        assert_eq!(steady.count, 3);
+        assert!((steady.period_s - 2.5).abs() < 1e-9);
+        assert!(loss_burst_pattern(&ticks_losing_at(&[200, 380, 700], 900)).is_none());
+    }
+
+    #[test]
+    fn steadiness_is_as_likely_as_uniform_spacings_make_it() {
+        // Two gaps within a share d of their mean: a chance of d.
+        let second = 1_000_000_000;
+        let chance = chance_of_steadiness(&[0, 10 * second, 21 * second], 1);
+        assert!((chance - 1.0 / 21.0).abs() < 1e-9);
+        // Events closer than their tick cannot be told apart from random.
+        assert_eq!(chance_of_steadiness(&[0, 1, 2, 3], 10), 1.0);
+    }
 }
