@@ -208,6 +208,8 @@ pub struct ReleaseTracker {
     /// reaching the sender ends the flight; None once it has.
     flight: u32,
     flight_marked_by: Option<u32>,
+    /// The round trip from the capture point to the receiver, as last told.
+    to_receiver_ns: i64,
 }
 
 /// An ACK of the sender's data as the peer sent it.
@@ -275,6 +277,7 @@ impl ReleaseTracker {
     /// The peer acknowledged some of this sender's data, or moved its window;
     /// `rtt_to_receiver_ns` is the round trip from the capture point to the peer.
     pub fn acked(&mut self, ack: AckOfData, rtt_to_receiver_ns: i64) {
+        self.to_receiver_ns = rtt_to_receiver_ns;
         let Some(last_data_ns) = self.last_data_ns() else {
             return;
         };
@@ -547,6 +550,20 @@ impl ReleaseTracker {
         }
     }
 
+    /// Seen beside the sender, it sent nothing for longer than a round
+    /// trip with data still in flight and no ACK reaching it: neither its
+    /// windows (which only an ACK opens) nor its pacing (which spreads a
+    /// window over a round trip) held the data; its application did.
+    fn held_by_sender(&self, now_ns: i64, to_sender: ToSender) -> bool {
+        let beside_sender = to_sender.least_ns <= HOST_REACTION_NS;
+        let round_trip = to_sender.least_ns + self.to_receiver_ns;
+        beside_sender
+            && self.to_receiver_ns > 0
+            && self
+                .last_data
+                .is_some_and(|last| now_ns - last.seen_ns > round_trip + HOST_REACTION_NS)
+    }
+
     /// The ACK left a window smaller than a segment, and the sender, after
     /// holding back (silly-window avoidance, until its persist timer fired),
     /// sent exactly that window: it waited for the receiver's window.
@@ -608,6 +625,7 @@ impl ReleaseTracker {
         let covered_all = |ack: &AckSeen| !seq::after(sent_before, ack.ack_after);
         let idle_or_queued = |ack: Option<&AckSeen>| match ack {
             Some(ack) if covered_all(ack) => Release::Application,
+            _ if self.held_by_sender(now_ns, to_sender) => Release::Application,
             _ => Release::Queued,
         };
         let Some((ack, true)) = self.reached else {
