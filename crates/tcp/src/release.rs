@@ -729,6 +729,23 @@ mod tests {
     }
 
     #[test]
+    fn seen_beside_the_sender_a_piece_held_past_a_round_trip_without_an_ack_was_its_application() {
+        const MS: i64 = 1_000_000;
+        // A request answered, then a first piece of 177 bytes still unacknowledged.
+        let after_first_piece = || {
+            let mut tracker = ReleaseTracker::default();
+            tracker.learn_mss(1448);
+            tracker.new_data(0, 1, 300, 1, 0);
+            tracker.acked(ack(MS, 1, 301, 65535, 301), MS);
+            tracker.new_data(2 * MS, 301, 177, 301, 0);
+            tracker
+        };
+        let next_piece_at = |at_ns| after_first_piece().new_data(at_ns, 478, 134, 478, 0);
+        assert_eq!(next_piece_at(2 * MS + MS / 2).unwrap().1, Release::Queued);
+        assert_eq!(next_piece_at(22 * MS).unwrap().1, Release::Application);
+    }
+
+    #[test]
     fn a_late_ack_of_a_lone_segment_releasing_a_small_one_is_nagle_meeting_delayed_ack() {
         let mut tracker = ReleaseTracker::default();
         tracker.learn_mss(1448);
