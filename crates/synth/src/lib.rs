@@ -149,6 +149,8 @@ pub struct Conversation {
     /// The IP identification of each side's next packet: each side numbers
     /// its packets one by one, as most stacks do per connection.
     next_ip_id: [u16; 2],
+    /// With TCP timestamps: each side's newest TSval (a millisecond clock).
+    stamped: Option<[u32; 2]>,
 }
 
 fn index(side: Side) -> usize {
@@ -167,6 +169,7 @@ impl Conversation {
             next_seq: [1_000, 50_000],
             window: [64_000, 64_000],
             next_ip_id: [100, 5_000],
+            stamped: None,
         }
     }
 
@@ -216,10 +219,29 @@ impl Conversation {
         *id = id.wrapping_add(count);
     }
 
+    /// From now on every packet carries TCP timestamps: its sender's clock
+    /// in milliseconds, echoing the newest the peer put on the trace.
+    pub fn with_timestamps(&mut self) -> &mut Self {
+        self.stamped = Some([0, 0]);
+        self
+    }
+
     /// Puts a packet of `side` on the trace; the side numbers its next one on.
     fn emit(&mut self, trace: &mut Trace, side: Side, at_ms: f64, packet: &Packet) {
-        trace.push(at_ms, packet);
+        let packet = self.stamp(side, at_ms, packet);
+        trace.push(at_ms, &packet);
         self.lose_packets(side, 1);
+    }
+
+    fn stamp(&mut self, side: Side, at_ms: f64, packet: &Packet) -> Packet {
+        let mut packet = packet.clone();
+        if let Some(newest) = &mut self.stamped {
+            let tsval = at_ms as u32 + 1;
+            newest[index(side)] = tsval;
+            let echoed = newest[index(side.peer())];
+            packet.options.push(TcpOption::Timestamps(tsval, echoed));
+        }
+        packet
     }
 
     /// SYN, SYN-ACK, ACK with MSS 1460, window scale 7, SACK and timestamps;
@@ -262,6 +284,7 @@ impl Conversation {
     pub fn send_bytes(&mut self, trace: &mut Trace, side: Side, at_ms: f64, payload: &[u8]) -> u32 {
         let seq = self.next_seq(side);
         let packet = self.packet(side, Packet::ACK | Packet::PSH);
+        let packet = self.stamp(side, at_ms, &packet);
         trace.push_with_payload(at_ms, &packet, payload);
         self.lose_packets(side, 1);
         self.next_seq[index(side)] = seq.wrapping_add(payload.len() as u32);
