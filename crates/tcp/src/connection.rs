@@ -179,6 +179,7 @@ impl Connection {
                 handshake,
                 acking.rtt.least_ns(),
                 sending.window_bound.least_ns(),
+                sending.least_echo_ns(),
             ]
             .iter()
             .filter_map(|&known| known)
@@ -186,7 +187,8 @@ impl Connection {
             .unwrap_or(0)
         };
         // A side's data-to-ACK samples time the path to the other side, and
-        // a window's ACK to the data it let go times the path to the sender.
+        // a window's ACK to the data it let go, or a timestamp to its echo,
+        // the path to the sender.
         let [client, server] = &self.halves;
         let to_client = least(self.handshake.rtt_to_client_ms, server, client);
         let to_server = least(self.handshake.rtt_to_server_ms, client, server);

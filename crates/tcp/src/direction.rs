@@ -61,6 +61,10 @@ pub struct Half {
     pub release: ReleaseTracker,
     sender_clock: SenderClock,
     stamps: Stamps,
+    /// The least time from the capture point first seeing one of the
+    /// peer's timestamps to this side echoing it: a round trip from here
+    /// to this side, and no more than this side took to answer.
+    least_echo_ns: Option<i64>,
     holes: Holes,
     ip_ids: IpIdCounter,
     pub stats: DirectionSummary,
@@ -91,6 +95,7 @@ impl Default for Half {
             release: ReleaseTracker::default(),
             sender_clock: SenderClock::default(),
             stamps: Stamps::default(),
+            least_echo_ns: None,
             holes: Holes::default(),
             ip_ids: IpIdCounter::default(),
             stats: DirectionSummary::default(),
@@ -143,6 +148,12 @@ impl Half {
     pub fn duplicate_ack_run(&self) -> u64 {
         self.dup_acks
     }
+
+    /// The least round trip from the capture point to this side that its
+    /// echoes of the peer's timestamps show.
+    pub fn least_echo_ns(&self) -> Option<i64> {
+        self.least_echo_ns
+    }
 }
 
 /// Round trips from the capture point to the side sending a segment and to
@@ -190,8 +201,9 @@ pub fn analyze(
     let flags = segment.flags;
     let now = segment.timestamp_ns;
     let unseen_before = fwd.ip_ids.next(segment.ip_id);
-    if let Some((tsval, _)) = segment.options.timestamps {
+    if let Some((tsval, echoed)) = segment.options.timestamps {
         fwd.stamps.note(tsval, now);
+        note_echo(fwd, rev, echoed, now);
     }
     let syn_fin_rst = flags.has(Flags::SYN | Flags::FIN | Flags::RST);
     if flags.ack() {
@@ -238,6 +250,16 @@ pub fn analyze(
     fwd.last_ack_ns = now;
     fwd.last_flagged = flagged;
     (flagged, sent)
+}
+
+/// `fwd`'s sender echoed the peer's timestamp `echoed`: it had received
+/// the segment that carried it, a round trip from here and back at least.
+fn note_echo(fwd: &mut Half, rev: &mut Half, echoed: u32, now: i64) {
+    let Some(first_seen) = rev.stamps.first_seen_ns(echoed).filter(|_| echoed != 0) else {
+        return;
+    };
+    let sample = now - first_seen;
+    fwd.least_echo_ns = Some(fwd.least_echo_ns.map_or(sample, |least| least.min(sample)));
 }
 
 /// When the segment was seen, and how long it queued between its sender

@@ -398,3 +398,54 @@ fn a_piece_a_round_trip_after_a_prompt_ack_gets_no_slack_for_the_path() {
     let after_prompt_ack = second_piece_over_a_path_that_answered_after([5.0, 11.0], 0.1);
     assert_eq!(after_prompt_ack, tcp::Release::Application);
 }
+
+/// Seen beside the server of an upload, over a path of 15 ms: a client slow
+/// to finish its handshake (19 ms), then writes that each wait for the ACK
+/// of the last, 15.3 ms after it. Returns what released the third.
+fn next_write_after_a_slow_handshake(timestamps: bool) -> tcp::Release {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    if timestamps {
+        conn.with_timestamps();
+    }
+    conn.syn(&mut trace, Side::Client, 0.0, Vec::new());
+    conn.syn(&mut trace, Side::Server, 0.05, Vec::new());
+    conn.ack(&mut trace, Side::Client, 19.0);
+    conn.send(&mut trace, Side::Client, 25.0, 1448);
+    conn.send(&mut trace, Side::Client, 25.01, 1448);
+    conn.ack(&mut trace, Side::Server, 25.05);
+    conn.send(&mut trace, Side::Client, 40.35, 1448);
+    conn.ack(&mut trace, Side::Server, 40.4);
+    conn.send(&mut trace, Side::Client, 55.7, 1448);
+    let mut tracker = Tracker::new();
+    let views: Vec<_> = trace
+        .captured_frames()
+        .map(|frame| tracker.process(&decode::decode(&frame).expect("scripted frames are TCP")))
+        .collect();
+    views
+        .last()
+        .and_then(|view| view.wait)
+        .expect("the third write followed a wait")
+        .ended_by
+}
+
+#[test]
+fn echoed_timestamps_time_the_path_to_a_sender_that_was_slow_in_its_handshake() {
+    let released = next_write_after_a_slow_handshake(true);
+    assert!(
+        matches!(
+            released,
+            tcp::Release::Ack {
+                lacked: tcp::Lacked::AllAcked { .. },
+                ..
+            }
+        ),
+        "{released:?}"
+    );
+    // Without them, only the handshake times the path, too long by 4 ms:
+    // the ACK seems not to have reached the client yet.
+    assert_eq!(
+        next_write_after_a_slow_handshake(false),
+        tcp::Release::Queued
+    );
+}
