@@ -129,8 +129,9 @@ pub struct Context {
     /// listen queue or a filter, made the handshakes wait.
     pub syn_loss_is_path_loss: bool,
     /// Paths (client and server address) on which some connection's round
-    /// trips rose with its bytes in flight to a standing queue.
-    pub queued_paths: FxHashSet<(IpAddr, IpAddr)>,
+    /// trips rose with its bytes in flight to a standing queue, with the
+    /// least round trip any connection on the path showed (ms).
+    pub queued_paths: FxHashMap<(IpAddr, IpAddr), f64>,
 }
 
 /// Every cause's total, over all transactions, one transaction after another.
@@ -271,11 +272,16 @@ fn queue_builds(
     } else {
         &c.server_to_client
     };
+    let stands_on_path = |&path_least: &f64| {
+        [data.rtt, data.release_lag]
+            .iter()
+            .any(|samples| stands(c, data, samples, path_least))
+    };
     shows_queue(c, data)
-        || (context.queued_paths.contains(&path(c))
-            && [data.rtt, data.release_lag]
-                .iter()
-                .any(|samples| stands(c, data, samples)))
+        || context
+            .queued_paths
+            .get(&path(c))
+            .is_some_and(stands_on_path)
 }
 
 /// The client's and the server's address.
@@ -297,17 +303,33 @@ pub fn queue_samples(c: &ConnectionSummary, data: &DirectionSummary) -> Option<R
         let rising = samples
             .in_flight_correlation
             .is_some_and(|r| r >= QUEUE_CORRELATION);
-        rising && stands(c, data, samples)
+        rising && stands(c, data, samples, least_round_trip_ms(c))
     })
 }
 
-/// The typical round trip stands well above the least, by more than one
-/// segment takes to cross at the flow's rate (a queue holds at least a packet).
-fn stands(c: &ConnectionSummary, data: &DirectionSummary, samples: &RttStats) -> bool {
+/// The connection's least round trip, from its handshake and samples.
+pub fn least_round_trip_ms(c: &ConnectionSummary) -> f64 {
+    match c.rtt().round_trip_ms() {
+        least if least > 0.0 => least,
+        _ => f64::INFINITY,
+    }
+}
+
+/// The typical round trip stands well above the least (of the samples,
+/// and of `path_least_ms`, which a handshake before the queue built
+/// shows), by more than one segment takes to cross at the flow's rate (a
+/// queue holds at least a packet).
+fn stands(
+    c: &ConnectionSummary,
+    data: &DirectionSummary,
+    samples: &RttStats,
+    path_least_ms: f64,
+) -> bool {
     let rate = data.unique_payload_bytes as f64 / (c.duration_ms / 1e3).max(1e-9);
     let segment_ms = data.largest_segment as f64 / rate.max(1.0) * 1e3;
     match (samples.min_ms, samples.median_ms) {
         (Some(least), Some(median)) => {
+            let least = least.min(path_least_ms);
             median >= QUEUE_RTT_RATIO * least && median - least >= segment_ms
         }
         _ => false,

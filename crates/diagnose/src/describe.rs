@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use tcp::{ConnectionSummary, Direction, DirectionSummary};
+use tcp::{ConnectionSummary, Direction, DirectionSummary, RttStats};
 use transactions::{Part, Stretch};
 
 use crate::cause::Cause;
-use crate::charges::{distinct, queue_samples, CauseTotal, Context};
+use crate::charges::{self, distinct, queue_samples, CauseTotal, Context};
 use crate::{detectors, patterns, Finding, Inputs};
 
 /// The finding for `cause`, or None where another detector describes it.
@@ -32,7 +32,7 @@ pub fn finding(
         Cause::SplitResponse => split_response(&facts),
         Cause::Chattiness => chattiness(&facts),
         Cause::PathLatency => path_latency(&facts),
-        Cause::BottleneckLink => bottleneck_link(&facts),
+        Cause::BottleneckLink => bottleneck_link(&facts, inputs, context),
         Cause::SlowStart => slow_start(&facts),
         Cause::ServerThink => server_think(&facts, inputs, totals),
         Cause::PeriodicStalls => periodic_stalls(&facts, inputs),
@@ -513,17 +513,22 @@ fn path_latency(facts: &Facts) -> Finding {
     found
 }
 
-fn bottleneck_link(facts: &Facts) -> Finding {
+fn bottleneck_link(facts: &Facts, inputs: &Inputs, context: &Context) -> Finding {
     let (sender, _) = facts.sender();
     let data = facts.sender_data();
     let rtt = facts
         .example
         .zip(data)
         .and_then(|(c, data)| queue_samples(c, data))
-        .or(data.map(|d| d.rtt))
+        .or(data.map(path_round_trips))
         .unwrap_or_default();
-    let (least, typical) = (rtt.min_ms.unwrap_or(0.0), rtt.median_ms.unwrap_or(0.0));
-    let rate = facts.example.and_then(|c| throughput(c, data?));
+    let path_least = facts
+        .example
+        .and_then(|c| context.queued_paths.get(&charges::path(c)).copied())
+        .unwrap_or(f64::INFINITY);
+    let least = rtt.min_ms.unwrap_or(0.0).min(path_least);
+    let typical = rtt.median_ms.unwrap_or(0.0);
+    let rate = shared_throughput(facts, inputs);
     let mut found = with_text(
         format!(
             "A bottleneck link sets the pace{}: round trips rose from {} to {} as a queue \
@@ -907,9 +912,40 @@ fn group_figure(group: &str) -> &'static str {
 }
 
 /// A bulk direction's rate over its busy time, bytes per second.
-fn throughput(c: &ConnectionSummary, data: &DirectionSummary) -> Option<f64> {
-    let seconds = c.duration_ms / 1e3;
-    (seconds > 0.0).then(|| data.unique_payload_bytes as f64 / seconds)
+/// Of a direction's round-trip samples, those that time the whole path
+/// from here: data to its ACK seen beside the sender, an ACK to the data it
+/// let go seen beside the receiver; the longer, typically.
+fn path_round_trips(data: &DirectionSummary) -> RttStats {
+    let typical = |samples: &RttStats| samples.median_ms.unwrap_or(0.0);
+    if typical(&data.release_lag) > typical(&data.rtt) {
+        data.release_lag
+    } else {
+        data.rtt
+    }
+}
+
+/// The rate of all the connections a cause touched, together, in the
+/// direction of the example's sender: connections sharing a link share its rate.
+fn shared_throughput(facts: &Facts, inputs: &Inputs) -> Option<f64> {
+    let from_server = facts.stretch.map(|s| s.ended_by) == Some(Direction::ServerToClient);
+    let (mut bytes, mut first, mut last) = (0u64, i64::MAX, i64::MIN);
+    for c in facts
+        .total
+        .per_connection
+        .keys()
+        .filter_map(|&id| inputs.connection(id))
+    {
+        let data = if from_server {
+            &c.server_to_client
+        } else {
+            &c.client_to_server
+        };
+        bytes += data.unique_payload_bytes;
+        first = first.min(c.first_ns);
+        last = last.max(c.last_ns);
+    }
+    let seconds = (last - first) as f64 / 1e9;
+    (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / seconds)
 }
 
 fn round(value: f64) -> f64 {

@@ -3,7 +3,9 @@
 //! bursts, peers that stopped answering, and the tiers and queues found by
 //! the structural detectors.
 
-use rustc_hash::FxHashMap;
+use std::net::IpAddr;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use timeline::Tick;
 use transactions::Part;
 
@@ -43,17 +45,33 @@ pub fn context(inputs: &Inputs) -> Context {
             .map(|c| c.id)
             .collect(),
         syn_loss_is_path_loss: syn_loss_explained_by_data_loss(inputs),
-        queued_paths: inputs
-            .connections
-            .iter()
-            .filter(|c| {
-                [&c.client_to_server, &c.server_to_client]
-                    .iter()
-                    .any(|data| charges::shows_queue(c, data))
-            })
-            .map(charges::path)
-            .collect(),
+        queued_paths: queued_paths(inputs),
     }
+}
+
+/// The paths where some connection's round trips rose with its bytes in
+/// flight to a standing queue, each with the least round trip any of its
+/// connections showed.
+fn queued_paths(inputs: &Inputs) -> FxHashMap<(IpAddr, IpAddr), f64> {
+    let mut least_on_path: FxHashMap<(IpAddr, IpAddr), f64> = FxHashMap::default();
+    for c in inputs.connections {
+        let least = least_on_path
+            .entry(charges::path(c))
+            .or_insert(f64::INFINITY);
+        *least = least.min(charges::least_round_trip_ms(c));
+    }
+    let queued: FxHashSet<(IpAddr, IpAddr)> = inputs
+        .connections
+        .iter()
+        .filter(|c| {
+            [&c.client_to_server, &c.server_to_client]
+                .iter()
+                .any(|data| charges::shows_queue(c, data))
+        })
+        .map(charges::path)
+        .collect();
+    least_on_path.retain(|path, _| queued.contains(path));
+    least_on_path
 }
 
 /// Whether the handshakes that had to be retried are no more than the
