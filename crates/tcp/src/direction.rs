@@ -309,12 +309,12 @@ fn track_holes(
     }
 }
 
-/// New data after a silence of at least a round trip, with everything seen
-/// before it acknowledged, and packets of its sender missing just before it
-/// (by its IP identification): the sender had sent this data before and
-/// lost it upstream, and a timer resent it (unless an ACK it acted on at
-/// once let it go). With nothing after it, no duplicate ACK could have
-/// asked for it sooner. The connection's silence must fit the timer's
+/// New data after a silence of at least a round trip, and packets of its
+/// sender missing just before it (by its IP identification): the sender
+/// had sent this data before and lost it upstream, and a timer resent it
+/// (unless an ACK it acted on at once let it go). With nothing after it, no
+/// duplicate ACK could have asked for it sooner. Data before it may still
+/// be unacknowledged: a receiver holds back its ACK of a lone segment. The connection's silence must fit the timer's
 /// doubling waits for the packets missing; a longer one is a pause of the
 /// sender's, whatever else its host numbered meanwhile.
 fn resends_an_unseen_tail(
@@ -337,7 +337,6 @@ fn resends_an_unseen_tail(
     unseen_before > 0
         && silent_long
         && timer_fits
-        && fwd.in_flight(rev) == Some(0)
         && !fwd.release.prompted_by_an_ack(seen, rtts.to_sender())
 }
 

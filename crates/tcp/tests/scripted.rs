@@ -449,3 +449,32 @@ fn echoed_timestamps_time_the_path_to_a_sender_that_was_slow_in_its_handshake() 
         tcp::Release::Queued
     );
 }
+
+#[test]
+fn a_tail_lost_before_the_client_is_a_timers_resend_though_its_first_segment_awaits_a_delayed_ack()
+{
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 1.5);
+    for turn in 0..3 {
+        let asked = 10.0 + 10.0 * f64::from(turn);
+        conn.send(&mut trace, Side::Client, asked, 111);
+        conn.send(&mut trace, Side::Server, asked + 1.5, 1448);
+        conn.send(&mut trace, Side::Server, asked + 1.51, 391);
+        conn.ack(&mut trace, Side::Client, asked + 1.52);
+    }
+    conn.send(&mut trace, Side::Client, 40.0, 111);
+    conn.send(&mut trace, Side::Server, 41.5, 1448);
+    conn.lose_packets(Side::Server, 1);
+    conn.send(&mut trace, Side::Server, 50.5, 391);
+    let mut tracker = Tracker::new();
+    let views: Vec<_> = trace
+        .captured_frames()
+        .map(|frame| tracker.process(&decode::decode(&frame).expect("scripted frames are TCP")))
+        .collect();
+    let released = views
+        .last()
+        .and_then(|view| view.wait)
+        .map(|wait| wait.ended_by);
+    assert_eq!(released, Some(tcp::Release::Timer { tail: true }));
+}
