@@ -256,31 +256,43 @@ pub struct LossBursts {
 }
 
 /// Ticks with retransmissions or gaps, grouped into bursts apart from each
-/// other by stretches without loss, when the bursts start (or end) at a
-/// period too steady for loss at random times.
+/// other by stretches without loss; the longest of them, set apart from
+/// the shorter by the widest break in their lengths (a periodic outage
+/// against the odd loss between), when they start (or end) at a period
+/// too steady for loss at random times. A burst the capture's start or end
+/// cut short has edges the capture does not show, and is left out.
 pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
-    let tick_ns = match ticks {
-        [first, second, ..] => second.start_ns - first.start_ns,
+    let (tick_ns, first, last) = match ticks {
+        [first, second, .., last] => (
+            second.start_ns - first.start_ns,
+            first.start_ns,
+            last.start_ns,
+        ),
         _ => return None,
     };
-    let spans = loss_spans(ticks, tick_ns);
-    if spans.len() < PATTERN_REPEATS {
+    let whole: Vec<(i64, i64)> = loss_spans(ticks, tick_ns)
+        .into_iter()
+        .filter(|&(start, end)| start > first && end <= last)
+        .collect();
+    let bursts = longest_apart(whole, ms(tick_ns));
+    if bursts.len() < PATTERN_REPEATS {
         return None;
     }
-    // A burst the capture's start or end cut short has one edge out of
-    // step; the other edge still keeps the period. Two tries: each must
-    // pass at half the significance.
-    let starts: Vec<i64> = spans.iter().map(|&(start, _)| start).collect();
-    let ends: Vec<i64> = spans.iter().map(|&(_, end)| end).collect();
+    // The recovery that ends a burst can run longer or shorter; the start
+    // or the end keeps the period. Two tries: each must pass at half the
+    // significance.
+    let starts: Vec<i64> = bursts.iter().map(|&(start, _)| start).collect();
+    let ends: Vec<i64> = bursts.iter().map(|&(_, end)| end).collect();
     let steady = |times: &[i64]| chance_of_steadiness(times, tick_ns) < SIGNIFICANCE / 2.0;
     if !steady(&starts) && !steady(&ends) {
         return None;
     }
-    let period_s = (spans[spans.len() - 1].0 - spans[0].0) as f64 / 1e9 / (spans.len() - 1) as f64;
+    let period_s =
+        (bursts[bursts.len() - 1].0 - bursts[0].0) as f64 / 1e9 / (bursts.len() - 1) as f64;
     Some(LossBursts {
-        count: spans.len(),
+        count: bursts.len(),
         period_s,
-        spans,
+        spans: bursts,
     })
 }
 
@@ -335,6 +347,19 @@ mod tests {
         assert_eq!(steady.count, 3);
         assert!((steady.period_s - 2.5).abs() < 1e-9);
         assert!(loss_burst_pattern(&ticks_losing_at(&[200, 380, 700], 900)).is_none());
+    }
+
+    #[test]
+    fn an_odd_loss_between_steady_outages_does_not_hide_them() {
+        let mut ticks = ticks_losing_at(&[320], 900);
+        for outage in [200..240, 450..490, 700..740] {
+            for tick in &mut ticks[outage] {
+                tick.lost_segments = 1;
+            }
+        }
+        let bursts = loss_burst_pattern(&ticks).unwrap();
+        assert_eq!(bursts.count, 3);
+        assert!((bursts.period_s - 2.5).abs() < 1e-9);
     }
 
     #[test]
