@@ -153,6 +153,10 @@ struct AckSeen {
     /// The receiver's right window edge before this ACK (relative sequence).
     edge_before: u32,
     zero_before: bool,
+    /// The window before it was open by less than a full segment: a
+    /// receiver avoiding a silly window, or one scaled by a factor the
+    /// capture did not see.
+    sliver_before: bool,
     /// The acknowledged edge after it, and the window it then offered.
     ack_after: u32,
     window_after: u64,
@@ -297,6 +301,7 @@ impl ReleaseTracker {
             frame: ack.frame,
             edge_before: ack.ack_before.wrapping_add(window as u32),
             zero_before: ack.window_before == Some(0),
+            sliver_before: window > 0 && window < u64::from(self.full_segment()),
             ack_after: ack.ack_after,
             window_after: ack.window_after,
             delayed: covered_all && ack.bare && lone && late,
@@ -635,8 +640,10 @@ impl ReleaseTracker {
         let silly_window = self.filled_a_silly_window(&ack, end, sent_before);
         let stopped_at_edge = self.stopped_at_window_edge(sent_before);
         // A sender stopped at the window's edge could send nothing past it
-        // before this ACK moved it, however late the data came.
-        let held_by_window = stopped_at_edge && seq::after(end, ack.edge_before);
+        // before this ACK moved it, however late the data came. A sliver of
+        // a window has an edge of its own (see `silly_window`).
+        let held_by_window =
+            stopped_at_edge && seq::after(end, ack.edge_before) && !ack.sliver_before;
         if !prompt && !silly_window && !held_by_window {
             return idle_or_queued(Some(&ack));
         }
@@ -726,6 +733,21 @@ mod tests {
                 lacked: Lacked::ReceiveWindow
             }
         );
+    }
+
+    #[test]
+    fn a_window_under_a_segment_does_not_hold_data_that_came_late() {
+        // 500 bytes advertised against 1000-byte segments, a window scaled
+        // unseen; data that does not just fill it, late, was the sender's own doing.
+        const MS: i64 = 1_000_000;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1000);
+        tracker.new_data(0, 1, 500, 1, 0);
+        tracker.acked(ack(10 * MS, 1, 501, 500, 501), 0);
+        tracker.new_data(11 * MS, 501, 500, 501, 0);
+        tracker.acked(ack(50 * MS, 501, 1001, 500, 1001), 0);
+        let (_, release) = tracker.new_data(90 * MS, 1001, 400, 1001, 0).unwrap();
+        assert_eq!(release, Release::Application);
     }
 
     #[test]
