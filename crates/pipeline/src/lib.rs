@@ -802,19 +802,9 @@ fn count_segment(timeline: &mut Timeline, segment: &Segment, view: &SegmentView)
             (Series::PayloadBytes, u64::from(segment.payload_len)),
         ],
     );
-    if resent_unseen(view) {
+    if view.resent_unseen() {
         timeline.add(segment.timestamp_ns, Series::LostSegments, 1);
     }
-}
-
-/// A timer resent the segment, and the capture never saw it sent before:
-/// it was lost on the way here (no analysis event says so).
-fn resent_unseen(view: &SegmentView) -> bool {
-    let by_timer = matches!(
-        view.wait.map(|wait| wait.ended_by),
-        Some(tcp::Release::Timer { .. })
-    );
-    by_timer && !view.resent()
 }
 
 fn count_event(timeline: &mut Timeline, event: &Event) {

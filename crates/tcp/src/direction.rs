@@ -327,16 +327,13 @@ fn resends_an_unseen_tail(
 ) -> bool {
     let round_trip = rtts.to_sender_ns + rtts.to_receiver_ns;
     let now = segment.timestamp_ns;
-    let silent_long = fwd
-        .release
-        .last_data_ns()
-        .is_some_and(|last| now - last >= round_trip);
-    let connection_silent_since = fwd.release.last_data_ns().unwrap_or(0).max(rev.last_ack_ns);
-    let timer_fits =
-        now - connection_silent_since <= longest_timer_wait_ns(unseen_before, round_trip);
+    let Some(last_data) = fwd.release.last_data_ns() else {
+        return false;
+    };
+    let connection_silent_for = now - last_data.max(rev.last_ack_ns);
     unseen_before > 0
-        && silent_long
-        && timer_fits
+        && now - last_data >= round_trip
+        && connection_silent_for <= longest_timer_wait_ns(unseen_before, round_trip)
         && !fwd.release.prompted_by_an_ack(seen, rtts.to_sender())
 }
 

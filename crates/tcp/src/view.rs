@@ -7,7 +7,7 @@ use decode::Flags;
 
 use crate::direction::SideRtts;
 use crate::event::{Direction, EventSet};
-use crate::release::Wait;
+use crate::release::{Release, Wait};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentView {
@@ -49,5 +49,15 @@ impl SegmentView {
     /// It carried data sent before.
     pub fn resent(&self) -> bool {
         self.events.resent()
+    }
+
+    /// A timer resent it, and the capture never saw it sent before: it was
+    /// lost on the way here (no analysis event says so).
+    pub fn resent_unseen(&self) -> bool {
+        let by_timer = matches!(
+            self.wait.map(|wait| wait.ended_by),
+            Some(Release::Timer { .. })
+        );
+        by_timer && !self.resent()
     }
 }

@@ -13,6 +13,16 @@ fn run(trace: &Trace) -> (Vec<ConnectionSummary>, Vec<Event>) {
     (tracker.finish(), events)
 }
 
+/// What released the trace's last segment, when it followed a wait.
+fn last_release(trace: &Trace) -> Option<tcp::Release> {
+    let mut tracker = Tracker::new();
+    let mut last = None;
+    for frame in trace.captured_frames() {
+        last = Some(tracker.process(&decode::decode(&frame).expect("scripted frames are TCP")));
+    }
+    last.and_then(|view| view.wait).map(|wait| wait.ended_by)
+}
+
 fn kinds_at(events: &[Event], frame: u64) -> Vec<EventKind> {
     events
         .iter()
@@ -357,16 +367,7 @@ fn second_piece_over_a_path_that_answered_after(
     conn.send(&mut trace, Side::Server, 205.5, 300);
     conn.ack(&mut trace, Side::Client, 205.5 + acked_after_ms);
     conn.send(&mut trace, Side::Server, 216.0 + acked_after_ms, 200);
-    let mut tracker = Tracker::new();
-    let views: Vec<_> = trace
-        .captured_frames()
-        .map(|frame| tracker.process(&decode::decode(&frame).expect("scripted frames are TCP")))
-        .collect();
-    views
-        .last()
-        .and_then(|view| view.wait)
-        .expect("the last piece followed a wait")
-        .ended_by
+    last_release(&trace).expect("the last piece followed a wait")
 }
 
 #[test]
@@ -417,16 +418,7 @@ fn next_write_after_a_slow_handshake(timestamps: bool) -> tcp::Release {
     conn.send(&mut trace, Side::Client, 40.35, 1448);
     conn.ack(&mut trace, Side::Server, 40.4);
     conn.send(&mut trace, Side::Client, 55.7, 1448);
-    let mut tracker = Tracker::new();
-    let views: Vec<_> = trace
-        .captured_frames()
-        .map(|frame| tracker.process(&decode::decode(&frame).expect("scripted frames are TCP")))
-        .collect();
-    views
-        .last()
-        .and_then(|view| view.wait)
-        .expect("the third write followed a wait")
-        .ended_by
+    last_release(&trace).expect("the third write followed a wait")
 }
 
 #[test]
@@ -467,14 +459,8 @@ fn a_tail_lost_before_the_client_is_a_timers_resend_though_its_first_segment_awa
     conn.send(&mut trace, Side::Server, 41.5, 1448);
     conn.lose_packets(Side::Server, 1);
     conn.send(&mut trace, Side::Server, 50.5, 391);
-    let mut tracker = Tracker::new();
-    let views: Vec<_> = trace
-        .captured_frames()
-        .map(|frame| tracker.process(&decode::decode(&frame).expect("scripted frames are TCP")))
-        .collect();
-    let released = views
-        .last()
-        .and_then(|view| view.wait)
-        .map(|wait| wait.ended_by);
-    assert_eq!(released, Some(tcp::Release::Timer { tail: true }));
+    assert_eq!(
+        last_release(&trace),
+        Some(tcp::Release::Timer { tail: true })
+    );
 }
