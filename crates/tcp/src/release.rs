@@ -35,9 +35,9 @@ pub const HOST_REACTION_NS: i64 = 2_000_000;
 pub const DELAYED_ACK_MIN_NS: i64 = 20_000_000;
 
 /// ACKs seen at the capture point but not yet at the sender, at most: a
-/// longer backlog (a fat, long pipe seen from the receiver's side) drops its
-/// oldest, which only makes a wait look like data following its flight.
-const MAX_ACKS_ON_THEIR_WAY: usize = 32;
+/// longer backlog (a fat, long pipe seen from the receiver's side, or a
+/// queue before it) merges them in pairs.
+const MAX_ACKS_ON_THEIR_WAY: usize = 1024;
 
 /// When a data segment was seen at the capture point, and how long it
 /// queued on the way there, when the sender's clock tells: against ACKs, a
@@ -294,7 +294,7 @@ impl ReleaseTracker {
             .unwrap_or(u64::MAX)
             .min(u64::from(u32::MAX >> 1));
         if self.on_their_way.len() == MAX_ACKS_ON_THEIR_WAY {
-            self.on_their_way.pop_front();
+            self.merge_acks_on_their_way();
         }
         self.on_their_way.push_back(AckSeen {
             at_ns: ack.at_ns,
@@ -306,6 +306,27 @@ impl ReleaseTracker {
             window_after: ack.window_after,
             delayed: covered_all && ack.bare && lone && late,
         });
+    }
+
+    /// Merges each pair of ACKs on their way into one: the later one's
+    /// news, arriving when it does, over the window the earlier one found.
+    /// The sender learns nothing sooner than it could; the oldest ACKs,
+    /// the next to reach it, are kept.
+    fn merge_acks_on_their_way(&mut self) {
+        let acks: Vec<AckSeen> = self.on_their_way.drain(..).collect();
+        for pair in acks.chunks(2) {
+            let merged = match *pair {
+                [earlier, later] => AckSeen {
+                    edge_before: earlier.edge_before,
+                    zero_before: earlier.zero_before,
+                    sliver_before: earlier.sliver_before,
+                    ..later
+                },
+                [only] => only,
+                _ => continue,
+            };
+            self.on_their_way.push_back(merged);
+        }
     }
 
     /// New data of `len` bytes is seen `now` from sequence `seq`, the
@@ -693,6 +714,35 @@ mod tests {
             sent_up_to: sent,
             bare: true,
         }
+    }
+
+    #[test]
+    fn a_backlog_of_acks_past_the_bound_merges_in_pairs_and_keeps_the_oldest() {
+        const SEGMENT: u32 = 100;
+        let acks = MAX_ACKS_ON_THEIR_WAY as u32 + 1;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(SEGMENT);
+        let sent = 1 + acks * SEGMENT;
+        tracker.new_data(0, 1, sent - 1, 1, 10_000_000);
+        for i in 0..acks {
+            let before = 1 + i * SEGMENT;
+            let mut of_one = ack(
+                1_000 * i64::from(i),
+                before,
+                before + SEGMENT,
+                1 << 20,
+                sent,
+            );
+            of_one.frame = u64::from(i) + 1;
+            tracker.acked(of_one, 0);
+        }
+        let oldest = tracker.on_their_way.front().unwrap();
+        assert_eq!(tracker.on_their_way.len(), MAX_ACKS_ON_THEIR_WAY / 2 + 1);
+        // The first two as one: the second's news, when the second was seen,
+        // over the window the first found.
+        assert_eq!((oldest.frame, oldest.at_ns), (2, 1_000));
+        assert_eq!(oldest.edge_before, 1 + (1 << 20));
+        assert_eq!(oldest.ack_after, 1 + 2 * SEGMENT);
     }
 
     #[test]
