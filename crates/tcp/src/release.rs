@@ -313,20 +313,22 @@ impl ReleaseTracker {
     /// The sender learns nothing sooner than it could; the oldest ACKs,
     /// the next to reach it, are kept.
     fn merge_acks_on_their_way(&mut self) {
-        let acks: Vec<AckSeen> = self.on_their_way.drain(..).collect();
-        for pair in acks.chunks(2) {
-            let merged = match *pair {
-                [earlier, later] => AckSeen {
+        let acks = self.on_their_way.make_contiguous();
+        let merged = acks.len().div_ceil(2);
+        // Entry `i` is written only after entries `2i` and `2i + 1` are read.
+        for i in 0..merged {
+            let earlier = acks[2 * i];
+            acks[i] = match acks.get(2 * i + 1) {
+                Some(&later) => AckSeen {
                     edge_before: earlier.edge_before,
                     zero_before: earlier.zero_before,
                     sliver_before: earlier.sliver_before,
                     ..later
                 },
-                [only] => only,
-                _ => continue,
+                None => earlier,
             };
-            self.on_their_way.push_back(merged);
         }
+        self.on_their_way.truncate(merged);
     }
 
     /// New data of `len` bytes is seen `now` from sequence `seq`, the
