@@ -25,6 +25,7 @@ ACK_DELAY_MIN_MS = 35  # Linux delays an ACK by at least 40 ms; allow for clock 
 # chatty traffic goes over, so that the two never overlap.
 HEALTHY_ROUND_TRIPS_MS, CHATTY_ROUND_TRIPS_MS = 150, 1000
 MAX_BULK_BYTES = 2_500_000  # about 330 kB of capture at snaplen 128
+BOTTLENECK_MAX_BYTES = 8_000_000  # 1.6 s at 40 Mbit/s; 1.2 MB of capture
 CAPTURE_BUDGET_BYTES, RECORD_BYTES = 400_000, 140  # a capture's aim, a frame's record in it
 UP, DOWN = (CLIENT_IP, SERVER_IP), (SERVER_IP, CLIENT_IP)  # (sender, receiver) of a bulk flow
 
@@ -492,7 +493,10 @@ def bottleneck(rng, point):
     flow, connections = draw_flow(rng), rng.choice((1, 1, 2, 3, 4, 6, 8))
     rate = log_uniform(rng, 2, 40)
     per_s = rate * 125_000
-    total = min(MAX_BULK_BYTES, per_s * rng.uniform(3, 8))
+    # Seconds at the link's pace, as a transfer someone waits on takes; the
+    # cap keeps a capture small enough to ship and the fastest transfer over
+    # a second and a half.
+    total = min(BOTTLENECK_MAX_BYTES, per_s * rng.uniform(3, 8))
     rtt = log_uniform(rng, 0.2, min(100, total / 5 / per_s * 1000))
     servers, clients = bulk(flow, connections, int(total))
     return scenario(rng, rtt, stack, servers, clients, check_bottleneck,
