@@ -152,7 +152,14 @@ fn direction() -> Vec<FieldRef> {
     ]);
     fields.push(group(
         "retransmissions",
-        counters(&["total", "timeout", "fast", "spurious", "handshake"]),
+        counters(&[
+            "total",
+            "timeout",
+            "fast",
+            "spurious",
+            "handshake",
+            "after_duplicate_acks",
+        ]),
     ));
     fields.extend(counters(&[
         "out_of_order",

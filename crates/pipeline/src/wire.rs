@@ -459,6 +459,7 @@ wire_struct!(Retransmissions {
     fast,
     spurious,
     handshake,
+    after_duplicate_acks,
 });
 wire_struct!(WindowStats { min, max, mean });
 wire_struct!(RttStats {

@@ -422,6 +422,7 @@ fn release_of(
     let to_sender = rtts.to_sender();
     let released = if flagged.has(EventKind::FastRetransmission) || (asked_for && flagged.resent())
     {
+        fwd.stats.retransmissions.after_duplicate_acks += 1;
         fwd.release
             .resent(seen, rel.len, Release::DuplicateAcks, to_sender)
     } else if flagged.has(EventKind::Retransmission) {

@@ -330,6 +330,11 @@ pub struct Retransmissions {
     pub spurious: u64,
     /// SYNs and SYN-ACKs sent again, among the others.
     pub handshake: u64,
+    /// Resent at once when the receiver asked for them with duplicate ACKs,
+    /// as judged from either side of the path (Wireshark's `fast` flag
+    /// allows 20 ms, too short seen from the receiver's side): loss struck
+    /// segments with later ones behind them.
+    pub after_duplicate_acks: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
