@@ -5,9 +5,10 @@
 //! paid turn after turn with no pause of the client's are chattiness, other
 //! round trips the path's latency; server time beyond the usual at a steady
 //! period is a periodic stall; loss waits belong to a dead peer, an MTU black
-//! hole, a periodic burst of loss, a lost tail, or loss at large; transfer
-//! and congestion-window waits belong to a bottleneck link when round trips
-//! grow with the bytes in flight. Whatever the split, the causes' times add
+//! hole, a periodic burst of loss, a lost tail (where loss struck nothing
+//! but the last segments of messages), or loss at large; transfer and
+//! congestion-window waits belong to a bottleneck link when round trips grow
+//! with the bytes in flight. Whatever the split, the causes' times add
 //! up to the ledgers' own.
 
 use std::collections::BTreeMap;
@@ -132,6 +133,10 @@ pub struct Context {
     /// trips rose with its bytes in flight to a standing queue, with the
     /// least round trip any connection on the path showed (ms).
     pub queued_paths: FxHashMap<(IpAddr, IpAddr), f64>,
+    /// Paths on which some sender resent a segment the receiver asked for
+    /// with duplicate ACKs: loss struck there at large, segments with later
+    /// ones behind them, so the last segments it struck are its own too.
+    pub loss_at_large: FxHashSet<(IpAddr, IpAddr)>,
 }
 
 /// Every cause's total, over all transactions, one transaction after another.
@@ -199,7 +204,7 @@ fn assign(
         Part::ZeroWindow => single(Cause::ZeroWindow),
         Part::SendBuffer => single(Cause::SendBuffer),
         Part::RetransmissionTimeout | Part::TailLoss | Part::LossRecovery => {
-            single(loss(part, t, context))
+            single(loss(part, t, connection, context))
         }
     }
 }
@@ -227,7 +232,12 @@ fn server(ms: f64, key: (u64, u32), connection: u64, context: &Context) -> Share
     [Some((Cause::ServerThink, ms)), None]
 }
 
-fn loss(part: Part, t: &Transaction, context: &Context) -> Cause {
+fn loss(
+    part: Part,
+    t: &Transaction,
+    connection: Option<&ConnectionSummary>,
+    context: &Context,
+) -> Cause {
     if context.dead_peers.contains(&t.connection) {
         return Cause::DeadPeer;
     }
@@ -239,9 +249,10 @@ fn loss(part: Part, t: &Transaction, context: &Context) -> Cause {
         .loss_bursts
         .iter()
         .any(|&(from, to)| t.request_start_ns <= to && end >= from);
+    let at_large = connection.is_some_and(|c| context.loss_at_large.contains(&path(c)));
     match part {
         _ if in_burst => Cause::PeriodicLoss,
-        Part::TailLoss => Cause::TailLoss,
+        Part::TailLoss if !at_large => Cause::TailLoss,
         _ => Cause::PacketLoss,
     }
 }

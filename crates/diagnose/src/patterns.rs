@@ -46,6 +46,16 @@ pub fn context(inputs: &Inputs) -> Context {
             .collect(),
         syn_loss_is_path_loss: syn_loss_explained_by_data_loss(inputs),
         queued_paths: queued_paths(inputs),
+        loss_at_large: inputs
+            .connections
+            .iter()
+            .filter(|c| {
+                [&c.client_to_server, &c.server_to_client]
+                    .iter()
+                    .any(|d| d.retransmissions.after_duplicate_acks > 0)
+            })
+            .map(charges::path)
+            .collect(),
     }
 }
 

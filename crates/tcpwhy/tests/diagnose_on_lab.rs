@@ -74,6 +74,20 @@ fn behind_a_full_link_the_link_comes_before_the_loss() {
     assert_eq!(found[1]["kind"], "packet_loss", "{found:#?}");
 }
 
+/// Random loss (3.4%) on responses of 22 segments, seen at the client
+/// (scenario `random_loss-05` of the seed-1 sweep): most losses were
+/// repaired after duplicate ACKs, and six struck the last segments of a
+/// response, which only a timer could repair. Those six are the same loss
+/// at large, not tail loss of their own.
+#[test]
+fn lost_tails_on_a_path_losing_at_large_are_its_packet_loss() {
+    let capture = common::sweep_case("random_loss_tails.pcap");
+    let found = common::objects("diagnose", &capture, "finding");
+    assert_eq!(found[0]["kind"], "packet_loss", "{found:#?}");
+    assert_ne!(found[0]["severity"], "info", "{found:#?}");
+    assert!(found.iter().all(|f| f["kind"] != "tail_loss"), "{found:#?}");
+}
+
 #[test]
 fn loss_is_placed_on_the_right_side_of_the_capture_point() {
     let loss_title = |stem| {

@@ -21,6 +21,14 @@ pub fn lab_file(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A file in tests/sweep-cases: single scenarios of the full sweeps,
+/// each with its sweep manifest, that a test pins one by one.
+pub fn sweep_case(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/sweep-cases")
+        .join(name)
+}
+
 /// Every lab capture, by name.
 pub fn lab_captures() -> Vec<PathBuf> {
     let mut captures: Vec<PathBuf> = std::fs::read_dir(lab_file(""))
