@@ -97,6 +97,7 @@ fn a_gap_then_dup_acks_then_the_resend_are_lost_dup_and_fast_retransmission() {
     assert_eq!(kinds_at(&events, 10), vec![EventKind::FastRetransmission]);
     let s2c = &connections[0].server_to_client;
     assert_eq!((s2c.lost_segments, s2c.retransmissions.fast), (1, 1));
+    assert_eq!(s2c.retransmissions.after_duplicate_acks, 1);
     assert_eq!(connections[0].client_to_server.duplicate_acks, 2);
     assert_eq!(connections[0].client_to_server.sack_acks, 3);
 }
