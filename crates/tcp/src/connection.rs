@@ -118,6 +118,13 @@ impl Connection {
         half.base_seq().is_some_and(|isn| isn != segment.seq)
     }
 
+    /// The sender of `segment` numbered a packet of another connection `id`
+    /// since its previous one here.
+    pub fn host_numbered_elsewhere(&mut self, segment: &Segment, id: u16) {
+        let direction = self.direction_of(segment);
+        self.halves_mut(direction).0.host_numbered_elsewhere(id);
+    }
+
     /// Analyses one segment; returns what it made of it.
     pub fn process(&mut self, segment: &Segment) -> SegmentView {
         let direction = self.direction_of(segment);

@@ -9,7 +9,7 @@ use decode::{Flags, Segment};
 use crate::clock::{Ack, AckClock};
 use crate::event::{EventKind, EventSet};
 use crate::holes::Holes;
-use crate::ip_id::IpIdCounter;
+use crate::ip_id::{IpIdCounter, Numbered};
 use crate::release::{AckOfData, Release, ReleaseTracker, SeenAt, ToSender, Wait};
 use crate::rtt::{RttTracker, WindowBound};
 use crate::send_time::{SenderClock, Stamps};
@@ -145,6 +145,11 @@ impl Half {
         }
     }
 
+    /// This side's host numbered a packet of another connection `id`.
+    pub fn host_numbered_elsewhere(&mut self, id: u16) {
+        self.ip_ids.host_numbered_elsewhere(id);
+    }
+
     pub fn duplicate_ack_run(&self) -> u64 {
         self.dup_acks
     }
@@ -200,7 +205,7 @@ pub fn analyze(
     let mut flagged = EventSet::default();
     let flags = segment.flags;
     let now = segment.timestamp_ns;
-    let unseen_before = fwd.ip_ids.next(segment.ip_id);
+    let unseen_before = fwd.ip_ids.next(numbered(fwd, rev, segment));
     if let Some((tsval, echoed)) = segment.options.timestamps {
         fwd.stamps.note(tsval, now);
         note_echo(fwd, rev, echoed, now);
@@ -306,6 +311,23 @@ fn track_holes(
         fwd.release.gap_seen();
     } else if flagged.has(EventKind::Retransmission) || flagged.has(EventKind::FastRetransmission) {
         fwd.stats.lost_after_capture += 1;
+    }
+}
+
+/// The segment as `fwd`'s IP identification counter numbers it: the wire
+/// packets it stands for (segments of the handshake's MSS, when offloading
+/// merged them), and the most `fwd` can have on their way at once, the full
+/// segments the peer's last window holds.
+fn numbered(fwd: &Half, rev: &Half, segment: &Segment) -> Numbered {
+    let wire_packets = fwd
+        .release
+        .mss()
+        .map_or(1, |mss| segment.payload_len.div_ceil(mss.max(1)));
+    let in_window = rev.window.unwrap_or(0) / u64::from(fwd.release.full_segment());
+    Numbered {
+        id: segment.ip_id,
+        takes: wire_packets.clamp(1, u32::from(u16::MAX)) as u16,
+        most_unseen: in_window.min(u64::from(u16::MAX)) as u16,
     }
 }
 

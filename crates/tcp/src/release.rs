@@ -273,8 +273,13 @@ impl ReleaseTracker {
         self.mss = Some(mss);
     }
 
+    /// The most payload one segment may carry, if the handshake said.
+    pub fn mss(&self) -> Option<u32> {
+        self.mss
+    }
+
     /// A full segment: the handshake's MSS, else the largest segment seen.
-    fn full_segment(&self) -> u32 {
+    pub fn full_segment(&self) -> u32 {
         self.mss.unwrap_or(self.largest_segment).max(1)
     }
 

@@ -10,6 +10,8 @@
 //! ([`UnansweredSyns`]), so a SYN flood costs little.
 
 use decode::{Endpoint, Segment};
+use std::net::IpAddr;
+
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -40,6 +42,10 @@ const MIN_LIVE_CONNECTIONS: usize = 64;
 const LIST_BARE_ATTEMPTS: f64 = 0.25;
 const LIST_UNEVENTFUL: f64 = 0.5;
 const LIST_ANY: f64 = 0.75;
+
+/// Hosts whose latest IP identification is remembered; past this many
+/// (a flood from spoofed addresses) the memory starts afresh.
+const HOSTS_REMEMBERED: usize = 1 << 16;
 
 /// A live connection's cost counts the summary it becomes at the end, when
 /// both exist for a moment.
@@ -118,6 +124,8 @@ pub struct Tracker {
     /// Bytes the live connections and the summaries may hold; None for no limit.
     budget_bytes: Option<u64>,
     syns: SynCounts,
+    /// Each host's latest nonzero IP identification, and its connection's id.
+    host_ids: FxHashMap<IpAddr, (u16, u64)>,
     departed: Vec<Departed>,
     trimmed: Trimmed,
 }
@@ -173,6 +181,9 @@ impl Tracker {
         let Some(connection) = self.slots[slot].as_mut() else {
             unreachable!("a live flow's slot holds its connection");
         };
+        if let Some(other) = host_numbered_elsewhere(&mut self.host_ids, segment, connection.id) {
+            connection.host_numbered_elsewhere(segment, other);
+        }
         let view = connection.process(segment);
         for kind in view.events.kinds() {
             self.events.push(Event {
@@ -375,6 +386,22 @@ impl Tracker {
 /// Drops the live connections on a thread of their own: freeing each one's
 /// queues takes a while, and nothing waits for it. Should no thread start,
 /// they are freed here.
+/// Notes the segment's IP identification as its host's latest (in
+/// `host_ids`); returns the one the host gave its previous packet, if that
+/// was on another connection than `connection`.
+fn host_numbered_elsewhere(
+    host_ids: &mut FxHashMap<IpAddr, (u16, u64)>,
+    segment: &Segment,
+    connection: u64,
+) -> Option<u16> {
+    let id = segment.ip_id.filter(|&id| id != 0)?;
+    if host_ids.len() >= HOSTS_REMEMBERED {
+        host_ids.clear();
+    }
+    let (other, on) = host_ids.insert(segment.src.ip, (id, connection))?;
+    (on != connection).then_some(other)
+}
+
 fn free_in_background(connections: Vec<Option<Connection>>) {
     let _ = std::thread::Builder::new().spawn(move || drop(connections));
 }
