@@ -88,6 +88,26 @@ fn lost_tails_on_a_path_losing_at_large_are_its_packet_loss() {
     assert!(found.iter().all(|f| f["kind"] != "tail_loss"), "{found:#?}");
 }
 
+/// Loss for 0.21 s of every 1.70 s, seen at the client (scenario
+/// `periodic_loss-02` of the seed-1 sweep). Two of the four bursts swallowed
+/// a whole answer: the client saw only the copy the server's timer resent
+/// 0.2 s later, and tshark flags nothing there. The server's IP
+/// identification jumps by the 14 packets never seen, so those waits are
+/// loss, not the server thinking, and the bursts keep their period.
+#[test]
+fn answers_lost_whole_before_the_capture_point_are_loss() {
+    let capture = common::sweep_case("periodic_loss_whole_answers.pcap");
+    let found = common::objects("diagnose", &capture, "finding");
+    assert_eq!(found[0]["kind"], "periodic_loss", "{found:#?}");
+    assert_ne!(found[0]["severity"], "info", "{found:#?}");
+    assert_eq!(found[0]["figures"]["bursts"], 4.0, "{found:#?}");
+    let server_think = found.iter().find(|f| f["kind"] == "server_think_time");
+    assert!(
+        server_think.is_none_or(|f| f["cost_ms"].as_f64().unwrap() < 400.0),
+        "the two 0.2 s waits for the timer are not the server's: {found:#?}"
+    );
+}
+
 #[test]
 fn loss_is_placed_on_the_right_side_of_the_capture_point() {
     let loss_title = |stem| {

@@ -25,7 +25,7 @@ enum Expect {
 
 use Expect::*;
 
-const PINNED: [(&str, Expect); 21] = [
+const PINNED: [(&str, Expect); 22] = [
     // tshark: one 648-byte segment sent six times, 0.2, 0.6, 1.2, 2.4, 4.8 s
     // apart (the retransmission timeout doubling), never acknowledged, and
     // not a packet from the peer: the peer is gone, not a lossy path.
@@ -145,6 +145,11 @@ const PINNED: [(&str, Expect); 21] = [
     // tshark: SMB print traffic in 0.25 s with no TCP warning; the trouble is
     // in the print spooler, not the network.
     ("ppa1e_printerproblem.pcap", NothingAboveInfo),
+    // tshark: no analysis flag at all; the FTP client sends its next command
+    // (frame 23) 2.6 s after its last, while its host's IP identification
+    // ran on through packets of its other connection (frames 20 and 22):
+    // the user's pause, not a lost command resent.
+    ("ppa1e_ftp.pcap", NothingAboveInfo),
     // tshark: ARP and unanswered DNS queries only, no TCP at all.
     ("nowebaccess1.pcapng", NothingAboveInfo),
     // tshark: the page loads (three 200 OK); the resets come 9 s and 65 s
