@@ -123,8 +123,8 @@ pub struct StallPattern {
 
 /// Answers far slower than the rest, grouped into stalls (answers waiting
 /// at the same moment are one stall of the server); the longest of them,
-/// set apart from the shorter by the widest break in their lengths, when
-/// they recur at a steady period.
+/// set apart from the shorter by the widest break in their lengths at
+/// which they recur at a steady period.
 pub fn stall_pattern(inputs: &Inputs) -> Option<StallPattern> {
     let answered: Vec<(&transactions::Transaction, f64)> = inputs
         .transactions
@@ -145,8 +145,13 @@ pub fn stall_pattern(inputs: &Inputs) -> Option<StallPattern> {
         })
         .collect();
     slow.sort_by_key(|&(from, ..)| from);
-    let stalls = longest_apart(group_overlapping(&slow), fence);
-    let period_s = steady_period(&stalls.iter().map(|&(from, _)| from).collect::<Vec<_>>())?;
+    // Slower answers can stand apart at more than one level (stalls, and
+    // the odd slow answer between them): the widest break that recurs.
+    let (stalls, period_s) =
+        apart_by_break(group_overlapping(&slow), fence).find_map(|stalls| {
+            let starts: Vec<i64> = stalls.iter().map(|&(from, _)| from).collect();
+            steady_period(&starts).map(|period_s| (stalls, period_s))
+        })?;
     let in_stall = |t: &transactions::Transaction| {
         stalls
             .iter()
@@ -192,20 +197,29 @@ fn group_overlapping(slow: &[(i64, i64, &transactions::Transaction)]) -> Vec<(i6
 
 /// The stalls above the widest break (by ratio) in their lengths, the
 /// fence counting as the length below the shortest; in time order.
-fn longest_apart(mut stalls: Vec<(i64, i64)>, fence: f64) -> Vec<(i64, i64)> {
+fn longest_apart(stalls: Vec<(i64, i64)>, fence: f64) -> Vec<(i64, i64)> {
+    apart_by_break(stalls, fence).next().unwrap_or_default()
+}
+
+/// The stalls above each break in their lengths (the fence counting as the
+/// length below the shortest), the widest break (by ratio) first, keeping
+/// at least a pattern's repeats; each set in time order.
+fn apart_by_break(
+    mut stalls: Vec<(i64, i64)>,
+    fence: f64,
+) -> impl Iterator<Item = Vec<(i64, i64)>> {
     let length = |&(from, to): &(i64, i64)| ms(to - from);
     stalls.sort_by(|a, b| length(b).total_cmp(&length(a)));
     let mut lengths: Vec<f64> = stalls.iter().map(length).collect();
     lengths.push(fence.max(f64::MIN_POSITIVE));
-    let keep = (PATTERN_REPEATS..lengths.len())
-        .max_by(|&a, &b| {
-            let ratio = |i: usize| lengths[i - 1] / lengths[i];
-            ratio(a).total_cmp(&ratio(b))
-        })
-        .unwrap_or(0);
-    stalls.truncate(keep);
-    stalls.sort_by_key(|&(from, _)| from);
-    stalls
+    let mut breaks: Vec<usize> = (PATTERN_REPEATS..lengths.len()).collect();
+    let ratio = |i: usize| lengths[i - 1] / lengths[i];
+    breaks.sort_by(|&a, &b| ratio(b).total_cmp(&ratio(a)));
+    breaks.into_iter().map(move |keep| {
+        let mut kept = stalls[..keep].to_vec();
+        kept.sort_by_key(|&(from, _)| from);
+        kept
+    })
 }
 
 /// The steady interval between event times (ns), in seconds, when there are
