@@ -108,6 +108,23 @@ fn answers_lost_whole_before_the_capture_point_are_loss() {
     );
 }
 
+/// A server that stalls 332 ms every 1.425 s, seen at the client of two
+/// connections (scenario `periodic_stalls-08` of the seed-2 sweep). Its
+/// answers are slow at several levels: three whole stalls (about 340 ms),
+/// the first answers, caught in a stall begun before they were asked
+/// (about 190 ms), dozens of answers near 20 ms, and the odd one of a
+/// millisecond. The widest break in the lengths, under the 20 ms answers,
+/// holds no period; the stalls, with the one caught at the start, do.
+#[test]
+fn stalls_stand_apart_from_slow_answers_at_the_level_where_they_recur() {
+    let capture = common::sweep_case("stalls_among_slow_answers.pcap");
+    let found = common::objects("diagnose", &capture, "finding");
+    assert_eq!(found[0]["kind"], "periodic_stalls", "{found:#?}");
+    assert_eq!(found[0]["figures"]["stalls"], 4.0, "{found:#?}");
+    let period_s = found[0]["figures"]["period_s"].as_f64().unwrap();
+    assert!((period_s - 1.425).abs() < 0.05, "{found:#?}");
+}
+
 #[test]
 fn loss_is_placed_on_the_right_side_of_the_capture_point() {
     let loss_title = |stem| {
