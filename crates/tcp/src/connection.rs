@@ -275,8 +275,9 @@ impl Connection {
         false
     }
 
-    /// Each side may send segments as large as the peer's SYN allows, less
-    /// the timestamps option when both offered it.
+    /// Each side may send segments as large as both SYNs allow: the peer's
+    /// MSS, and its own, which its link sets; less the timestamps option
+    /// when both offered it.
     fn learn_segment_sizes(&mut self) {
         let (Some(client), Some(server)) =
             (self.handshake.client_options, self.handshake.server_options)
@@ -289,10 +290,9 @@ impl Connection {
             0
         };
         let payload = |mss: Option<u16>| mss.map(|mss| u32::from(mss).saturating_sub(options));
-        if let Some(mss) = payload(server.mss) {
+        let smaller = |own: Option<u16>, peer: Option<u16>| own.min(peer).or(own).or(peer);
+        if let Some(mss) = payload(smaller(client.mss, server.mss)) {
             self.halves[0].release.learn_mss(mss);
-        }
-        if let Some(mss) = payload(client.mss) {
             self.halves[1].release.learn_mss(mss);
         }
     }
