@@ -214,6 +214,10 @@ pub struct ReleaseTracker {
     flight_marked_by: Option<u32>,
     /// The round trip from the capture point to the receiver, as last told.
     to_receiver_ns: i64,
+    /// The fastest this sender's data has come, one segment after the
+    /// other, in bytes per nanosecond: a segment that came no later than
+    /// that rate carries it may have queued behind the one before.
+    fastest_bytes_per_ns: f64,
 }
 
 /// An ACK of the sender's data as the peer sent it.
@@ -614,6 +618,13 @@ impl ReleaseTracker {
     }
 
     fn sent(&mut self, now: SeenAt, len: u32) {
+        if let Some(last) = self.last_data {
+            let rate = match now.seen_ns - last.seen_ns {
+                gap if gap > 0 => f64::from(len) / gap as f64,
+                _ => f64::INFINITY,
+            };
+            self.fastest_bytes_per_ns = self.fastest_bytes_per_ns.max(rate);
+        }
         self.edge_at_last_send = self.reached.map(|(ack, _)| edge_after(&ack));
         self.last_data = Some(now);
         self.last_data_len = len;
@@ -621,6 +632,26 @@ impl ReleaseTracker {
         if let Some((_, after_last_data)) = &mut self.reached {
             *after_last_data = false;
         }
+    }
+
+    /// Data of `len` seen at `now_ns` was written after the sender's
+    /// queue had emptied. A sender with data queued sends full segments,
+    /// so its last segment, short of the largest it has sent (or of a full
+    /// one, when it has never sent one), was all it had; and this data came
+    /// later than it could have, queued behind that segment, at the fastest
+    /// this sender's data has come.
+    fn written_after_its_queue_emptied(&self, now_ns: i64, len: u32) -> bool {
+        // The most TCP's options take of a segment.
+        const MAX_OPTIONS: u32 = 40;
+        let Some(last) = self.last_data else {
+            return false;
+        };
+        let full = self.full_segment();
+        let short_of = |size: u32| self.last_data_len + MAX_OPTIONS < size;
+        let never_sent_a_full_one = self.largest_segment + MAX_OPTIONS < full;
+        let emptied = short_of(self.largest_segment.min(full)) || never_sent_a_full_one;
+        let queued_at_most_ns = f64::from(len) / self.fastest_bytes_per_ns;
+        emptied && (now_ns - last.seen_ns) as f64 > queued_at_most_ns
     }
 
     /// A segment short of a full one, after another.
@@ -659,6 +690,7 @@ impl ReleaseTracker {
         let idle_or_queued = |ack: Option<&AckSeen>| match ack {
             Some(ack) if covered_all(ack) => Release::Application,
             _ if self.held_by_sender(now_ns, to_sender) => Release::Application,
+            _ if self.written_after_its_queue_emptied(now_ns, len) => Release::Application,
             _ => Release::Queued,
         };
         let Some((ack, true)) = self.reached else {
@@ -822,6 +854,36 @@ mod tests {
         let next_piece_at = |at_ns| after_first_piece().new_data(at_ns, 478, 134, 478, 0);
         assert_eq!(next_piece_at(2 * MS + MS / 2).unwrap().1, Release::Queued);
         assert_eq!(next_piece_at(22 * MS).unwrap().1, Release::Application);
+    }
+
+    #[test]
+    fn seen_beside_the_receiver_a_piece_after_a_short_one_came_later_than_a_queue_lets_go() {
+        const MS: i64 = 1_000_000;
+        const TO_SENDER: i64 = 5 * MS;
+        // Pieces of a response, the second a millisecond after the first,
+        // the third 18 ms later; no ACK in between.
+        let mut pieces = ReleaseTracker::default();
+        pieces.learn_mss(1448);
+        pieces.new_data(0, 1, 185, 1, TO_SENDER);
+        pieces.new_data(MS, 186, 81, 186, TO_SENDER);
+        let (_, release) = pieces.new_data(19 * MS, 267, 165, 267, TO_SENDER).unwrap();
+        assert_eq!(release, Release::Application);
+        // Full segments as far apart, spaced by a slow link: queued behind
+        // each other, whatever the gap.
+        let mut full = ReleaseTracker::default();
+        full.learn_mss(1448);
+        full.new_data(0, 1, 1448, 1, TO_SENDER);
+        let (_, release) = full.new_data(18 * MS, 1449, 1448, 1449, TO_SENDER).unwrap();
+        assert_eq!(release, Release::Queued);
+        // A short last piece followed as fast as the data ever came.
+        let mut stream = ReleaseTracker::default();
+        stream.learn_mss(1448);
+        stream.new_data(0, 1, 1448, 1, TO_SENDER);
+        stream.new_data(MS, 1449, 600, 1449, TO_SENDER);
+        let (_, release) = stream
+            .new_data(2 * MS, 2049, 1448, 2049, TO_SENDER)
+            .unwrap();
+        assert_eq!(release, Release::Queued);
     }
 
     #[test]
