@@ -125,6 +125,22 @@ fn stalls_stand_apart_from_slow_answers_at_the_level_where_they_recur() {
     assert!((period_s - 1.425).abs() < 0.05, "{found:#?}");
 }
 
+/// Fifty responses each written in three pieces (185, 81 and 165 bytes)
+/// 18 ms apart, seen at the client on a 5 ms path (scenario
+/// `split_response-03` of the seed-2 sweep). The client holds back its ACK
+/// of each piece, so no ACK tells the server anything between them; each
+/// short piece was all the server had written, and the next came far later
+/// than one queued behind it would have: both pauses of every response
+/// are the server's.
+#[test]
+fn pieces_seen_at_the_receiver_are_paused_by_the_writer() {
+    let capture = common::sweep_case("pieces_seen_at_the_receiver.pcap");
+    let found = common::objects("diagnose", &capture, "finding");
+    assert_eq!(found[0]["kind"], "split_response", "{found:#?}");
+    assert_ne!(found[0]["severity"], "info", "{found:#?}");
+    assert_eq!(found[0]["figures"]["pauses"], 100.0, "{found:#?}");
+}
+
 #[test]
 fn loss_is_placed_on_the_right_side_of_the_capture_point() {
     let loss_title = |stem| {
