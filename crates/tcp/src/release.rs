@@ -639,11 +639,12 @@ impl ReleaseTracker {
     /// so its last segment, short of the largest it has sent (or of a full
     /// one, when it has never sent one), was all it had; and this data came
     /// later than it could have, queued behind that segment, at the fastest
-    /// this sender's data has come.
+    /// this sender's data has come. Only a capture that shows the peer's
+    /// ACKs shows that none came between.
     fn written_after_its_queue_emptied(&self, now_ns: i64, len: u32) -> bool {
         // The most TCP's options take of a segment.
         const MAX_OPTIONS: u32 = 40;
-        let Some(last) = self.last_data else {
+        let (Some(last), Some(_)) = (self.last_data, self.reached) else {
             return false;
         };
         let full = self.full_segment();
@@ -860,28 +861,34 @@ mod tests {
     fn seen_beside_the_receiver_a_piece_after_a_short_one_came_later_than_a_queue_lets_go() {
         const MS: i64 = 1_000_000;
         const TO_SENDER: i64 = 5 * MS;
-        // Pieces of a response, the second a millisecond after the first,
-        // the third 18 ms later; no ACK in between.
-        let mut pieces = ReleaseTracker::default();
-        pieces.learn_mss(1448);
-        pieces.new_data(0, 1, 185, 1, TO_SENDER);
-        pieces.new_data(MS, 186, 81, 186, TO_SENDER);
-        let (_, release) = pieces.new_data(19 * MS, 267, 165, 267, TO_SENDER).unwrap();
+        // A first answer of `len` bytes, acknowledged: the capture shows
+        // the peer's ACKs. The next data begins at byte `len + 1`.
+        let after_an_answer = |len: u32| {
+            let mut tracker = ReleaseTracker::default();
+            tracker.learn_mss(1448);
+            tracker.new_data(0, 1, len, 1, TO_SENDER);
+            tracker.acked(ack(MS, 1, len + 1, 65535, len + 1), 0);
+            tracker
+        };
+        // The next answer's pieces: the second a millisecond after the
+        // first, the third 18 ms later, with no ACK in between.
+        let mut pieces = after_an_answer(185);
+        pieces.new_data(20 * MS, 186, 185, 186, TO_SENDER);
+        pieces.new_data(21 * MS, 371, 81, 371, TO_SENDER);
+        let (_, release) = pieces.new_data(39 * MS, 452, 165, 452, TO_SENDER).unwrap();
         assert_eq!(release, Release::Application);
         // Full segments as far apart, spaced by a slow link: queued behind
         // each other, whatever the gap.
-        let mut full = ReleaseTracker::default();
-        full.learn_mss(1448);
-        full.new_data(0, 1, 1448, 1, TO_SENDER);
-        let (_, release) = full.new_data(18 * MS, 1449, 1448, 1449, TO_SENDER).unwrap();
+        let mut full = after_an_answer(1448);
+        full.new_data(20 * MS, 1449, 1448, 1449, TO_SENDER);
+        let (_, release) = full.new_data(38 * MS, 2897, 1448, 2897, TO_SENDER).unwrap();
         assert_eq!(release, Release::Queued);
         // A short last piece followed as fast as the data ever came.
-        let mut stream = ReleaseTracker::default();
-        stream.learn_mss(1448);
-        stream.new_data(0, 1, 1448, 1, TO_SENDER);
-        stream.new_data(MS, 1449, 600, 1449, TO_SENDER);
+        let mut stream = after_an_answer(1448);
+        stream.new_data(20 * MS, 1449, 1448, 1449, TO_SENDER);
+        stream.new_data(21 * MS, 2897, 600, 2897, TO_SENDER);
         let (_, release) = stream
-            .new_data(2 * MS, 2049, 1448, 2049, TO_SENDER)
+            .new_data(22 * MS, 3497, 1448, 3497, TO_SENDER)
             .unwrap();
         assert_eq!(release, Release::Queued);
     }
