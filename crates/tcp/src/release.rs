@@ -218,6 +218,8 @@ pub struct ReleaseTracker {
     /// other, in bytes per nanosecond: a segment that came no later than
     /// that rate carries it may have queued behind the one before.
     fastest_bytes_per_ns: f64,
+    /// The capture saw an ACK of this sender's data since its last data.
+    acked_since_last_data: bool,
 }
 
 /// An ACK of the sender's data as the peer sent it.
@@ -291,6 +293,7 @@ impl ReleaseTracker {
     /// `rtt_to_receiver_ns` is the round trip from the capture point to the peer.
     pub fn acked(&mut self, ack: AckOfData, rtt_to_receiver_ns: i64) {
         self.to_receiver_ns = rtt_to_receiver_ns;
+        self.acked_since_last_data = true;
         let Some(last_data_ns) = self.last_data_ns() else {
             return;
         };
@@ -626,6 +629,7 @@ impl ReleaseTracker {
             self.fastest_bytes_per_ns = self.fastest_bytes_per_ns.max(rate);
         }
         self.edge_at_last_send = self.reached.map(|(ack, _)| edge_after(&ack));
+        self.acked_since_last_data = false;
         self.last_data = Some(now);
         self.last_data_len = len;
         self.largest_segment = self.largest_segment.max(len);
@@ -635,13 +639,15 @@ impl ReleaseTracker {
     }
 
     /// Data of `len` seen at `now_ns` was written after the sender's
-    /// queue had emptied. A sender with data queued sends full segments,
-    /// so its last segment, short of the largest it has sent (or of a full
-    /// one, when it has never sent one), was all it had; and this data came
-    /// later than it could have, queued behind that segment, at the fastest
-    /// this sender's data has come. Only a capture that shows the peer's
-    /// ACKs shows that none came between.
-    fn written_after_its_queue_emptied(&self, now_ns: i64, len: u32) -> bool {
+    /// queue had emptied. A sender with data queued sends full segments up
+    /// to the window's edge, so its last segment (ending at `sent_before`),
+    /// short of the largest it has sent (or of a full one, when it has
+    /// never sent one) and not cut by the edge, was all it had. With no ACK
+    /// between, as a capture that shows the peer's ACKs can tell, nothing
+    /// but its application let this data go once it came later than it
+    /// could have, queued behind that segment, at the fastest this sender's
+    /// data has come.
+    fn written_after_its_queue_emptied(&self, now_ns: i64, len: u32, sent_before: u32) -> bool {
         // The most TCP's options take of a segment.
         const MAX_OPTIONS: u32 = 40;
         let (Some(last), Some(_)) = (self.last_data, self.reached) else {
@@ -650,9 +656,10 @@ impl ReleaseTracker {
         let full = self.full_segment();
         let short_of = |size: u32| self.last_data_len + MAX_OPTIONS < size;
         let never_sent_a_full_one = self.largest_segment + MAX_OPTIONS < full;
-        let emptied = short_of(self.largest_segment.min(full)) || never_sent_a_full_one;
+        let short = short_of(self.largest_segment.min(full)) || never_sent_a_full_one;
+        let emptied = short && !self.stopped_at_window_edge(sent_before);
         let queued_at_most_ns = f64::from(len) / self.fastest_bytes_per_ns;
-        emptied && (now_ns - last.seen_ns) as f64 > queued_at_most_ns
+        emptied && !self.acked_since_last_data && (now_ns - last.seen_ns) as f64 > queued_at_most_ns
     }
 
     /// A segment short of a full one, after another.
@@ -691,7 +698,9 @@ impl ReleaseTracker {
         let idle_or_queued = |ack: Option<&AckSeen>| match ack {
             Some(ack) if covered_all(ack) => Release::Application,
             _ if self.held_by_sender(now_ns, to_sender) => Release::Application,
-            _ if self.written_after_its_queue_emptied(now_ns, len) => Release::Application,
+            _ if self.written_after_its_queue_emptied(now_ns, len, sent_before) => {
+                Release::Application
+            }
             _ => Release::Queued,
         };
         let Some((ack, true)) = self.reached else {
