@@ -113,12 +113,7 @@ fn diagnosed(path: &str) -> Result<(Analysis, Ticks), CaptureError> {
 }
 
 fn run(path: &str, analysis: &Analysis) -> Run {
-    let directions = || {
-        analysis
-            .connections
-            .iter()
-            .flat_map(|c| [&c.client_to_server, &c.server_to_client])
-    };
+    let directions = || analysis.connections.iter().flat_map(|c| c.directions());
     let payload_bytes = directions().map(|d| d.payload_bytes).sum();
     let first = analysis.connections.iter().map(|c| c.first_ns).min();
     let last = analysis.connections.iter().map(|c| c.last_ns).max();

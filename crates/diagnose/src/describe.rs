@@ -694,7 +694,7 @@ fn loss_counts(inputs: &Inputs) -> LossCounts {
         handshakes_retried: 0,
     };
     for c in inputs.connections {
-        for d in [&c.client_to_server, &c.server_to_client] {
+        for d in c.directions() {
             counts.resent += d.lost_before_capture + d.lost_after_capture;
             counts.packets += d.packets;
             counts.upstream += d.lost_before_capture;

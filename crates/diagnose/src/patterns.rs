@@ -32,7 +32,7 @@ pub fn context(inputs: &Inputs) -> Context {
             .iter()
             .filter(|c| !detectors::black_holed(c))
             .filter(|c| {
-                [&c.client_to_server, &c.server_to_client]
+                c.directions()
                     .iter()
                     .any(|d| d.most_resends >= DEAD_AFTER_RESENDS && d.unacknowledged_at_end > 0)
             })
@@ -50,7 +50,7 @@ pub fn context(inputs: &Inputs) -> Context {
             .connections
             .iter()
             .filter(|c| {
-                [&c.client_to_server, &c.server_to_client]
+                c.directions()
                     .iter()
                     .any(|d| d.retransmissions.after_duplicate_acks > 0)
             })
@@ -74,7 +74,7 @@ fn queued_paths(inputs: &Inputs) -> FxHashMap<(IpAddr, IpAddr), f64> {
         .connections
         .iter()
         .filter(|c| {
-            [&c.client_to_server, &c.server_to_client]
+            c.directions()
                 .iter()
                 .any(|data| charges::shows_queue(c, data))
         })
@@ -91,7 +91,7 @@ fn queued_paths(inputs: &Inputs) -> FxHashMap<(IpAddr, IpAddr), f64> {
 fn syn_loss_explained_by_data_loss(inputs: &Inputs) -> bool {
     let (mut resent, mut data, mut handshakes, mut retried) = (0u64, 0u64, 0u64, 0u64);
     for c in inputs.connections {
-        for d in [&c.client_to_server, &c.server_to_client] {
+        for d in c.directions() {
             let r = &d.retransmissions;
             resent += r.total - r.spurious.min(r.total) - r.handshake.min(r.total);
             data += d.data_packets + u64::from(c.close.how == tcp::CloseHow::Fin);

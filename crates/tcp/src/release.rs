@@ -654,9 +654,9 @@ impl ReleaseTracker {
             return false;
         };
         let full = self.full_segment();
-        let short_of = |size: u32| self.last_data_len + MAX_OPTIONS < size;
         let never_sent_a_full_one = self.largest_segment + MAX_OPTIONS < full;
-        let short = short_of(self.largest_segment.min(full)) || never_sent_a_full_one;
+        let short = self.last_data_len + MAX_OPTIONS < self.largest_segment.min(full)
+            || never_sent_a_full_one;
         let emptied = short && !self.stopped_at_window_edge(sent_before);
         let queued_at_most_ns = f64::from(len) / self.fastest_bytes_per_ns;
         emptied && !self.acked_since_last_data && (now_ns - last.seen_ns) as f64 > queued_at_most_ns

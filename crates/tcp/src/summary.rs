@@ -35,6 +35,11 @@ pub struct ConnectionSummary {
 }
 
 impl ConnectionSummary {
+    /// Both directions' data, the client's first.
+    pub fn directions(&self) -> [&DirectionSummary; 2] {
+        [&self.client_to_server, &self.server_to_client]
+    }
+
     /// The round trip between the capture point and each side, the least
     /// seen: the one RTT every later stage uses.
     pub fn rtt(&self) -> PathRtt {

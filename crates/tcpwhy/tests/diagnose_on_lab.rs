@@ -74,6 +74,15 @@ fn behind_a_full_link_the_link_comes_before_the_loss() {
     assert_eq!(found[1]["kind"], "packet_loss", "{found:#?}");
 }
 
+/// The findings on a kept sweep scenario, whose top one must be `kind`,
+/// as a warning or critical.
+fn loud_top(case: &str, kind: &str) -> Vec<Value> {
+    let found = common::objects("diagnose", &common::sweep_case(case), "finding");
+    assert_eq!(found[0]["kind"], kind, "{case}: {found:#?}");
+    assert_ne!(found[0]["severity"], "info", "{case}: {found:#?}");
+    found
+}
+
 /// Random loss (3.4%) on responses of 22 segments, seen at the client
 /// (scenario `random_loss-05` of the seed-1 sweep): most losses were
 /// repaired after duplicate ACKs, and six struck the last segments of a
@@ -81,10 +90,7 @@ fn behind_a_full_link_the_link_comes_before_the_loss() {
 /// at large, not tail loss of their own.
 #[test]
 fn lost_tails_on_a_path_losing_at_large_are_its_packet_loss() {
-    let capture = common::sweep_case("random_loss_tails.pcap");
-    let found = common::objects("diagnose", &capture, "finding");
-    assert_eq!(found[0]["kind"], "packet_loss", "{found:#?}");
-    assert_ne!(found[0]["severity"], "info", "{found:#?}");
+    let found = loud_top("random_loss_tails.pcap", "packet_loss");
     assert!(found.iter().all(|f| f["kind"] != "tail_loss"), "{found:#?}");
 }
 
@@ -96,10 +102,7 @@ fn lost_tails_on_a_path_losing_at_large_are_its_packet_loss() {
 /// loss, not the server thinking, and the bursts keep their period.
 #[test]
 fn answers_lost_whole_before_the_capture_point_are_loss() {
-    let capture = common::sweep_case("periodic_loss_whole_answers.pcap");
-    let found = common::objects("diagnose", &capture, "finding");
-    assert_eq!(found[0]["kind"], "periodic_loss", "{found:#?}");
-    assert_ne!(found[0]["severity"], "info", "{found:#?}");
+    let found = loud_top("periodic_loss_whole_answers.pcap", "periodic_loss");
     assert_eq!(found[0]["figures"]["bursts"], 4.0, "{found:#?}");
     let server_think = found.iter().find(|f| f["kind"] == "server_think_time");
     assert!(
@@ -117,9 +120,7 @@ fn answers_lost_whole_before_the_capture_point_are_loss() {
 /// holds no period; the stalls, with the one caught at the start, do.
 #[test]
 fn stalls_stand_apart_from_slow_answers_at_the_level_where_they_recur() {
-    let capture = common::sweep_case("stalls_among_slow_answers.pcap");
-    let found = common::objects("diagnose", &capture, "finding");
-    assert_eq!(found[0]["kind"], "periodic_stalls", "{found:#?}");
+    let found = loud_top("stalls_among_slow_answers.pcap", "periodic_stalls");
     assert_eq!(found[0]["figures"]["stalls"], 4.0, "{found:#?}");
     let period_s = found[0]["figures"]["period_s"].as_f64().unwrap();
     assert!((period_s - 1.425).abs() < 0.05, "{found:#?}");
@@ -134,10 +135,7 @@ fn stalls_stand_apart_from_slow_answers_at_the_level_where_they_recur() {
 /// are the server's.
 #[test]
 fn pieces_seen_at_the_receiver_are_paused_by_the_writer() {
-    let capture = common::sweep_case("pieces_seen_at_the_receiver.pcap");
-    let found = common::objects("diagnose", &capture, "finding");
-    assert_eq!(found[0]["kind"], "split_response", "{found:#?}");
-    assert_ne!(found[0]["severity"], "info", "{found:#?}");
+    let found = loud_top("pieces_seen_at_the_receiver.pcap", "split_response");
     assert_eq!(found[0]["figures"]["pauses"], 100.0, "{found:#?}");
 }
 

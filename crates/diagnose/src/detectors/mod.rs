@@ -62,7 +62,7 @@ pub fn limiter(
     c: &ConnectionSummary,
     ledger: Option<&ConnectionLedger>,
 ) -> [Option<&'static str>; 2] {
-    [&c.client_to_server, &c.server_to_client].map(|data| {
+    c.directions().map(|data| {
         if data.unique_payload_bytes < BULK_BYTES {
             return None;
         }
