@@ -482,8 +482,11 @@ impl ReleaseTracker {
     /// An ACK that acknowledged everything ends a burst; when it is larger by
     /// a segment or more than any burst before (since the last loss, which
     /// cut the congestion window), the sender's congestion window is
-    /// growing, and that is what it waited on. A burst that only wavers
-    /// around a size it reached before is held by something else.
+    /// growing, and that is what it waited on. So is the first burst a
+    /// sender ever sends: a connection starts with its initial congestion
+    /// window, and nothing yet shows that anything else held it. A burst
+    /// that only wavers around a size it reached before is held by
+    /// something else.
     fn growing_burst(&mut self, release: Release, sent_before: u32) -> Release {
         let Release::Ack {
             at_ns,
@@ -496,6 +499,7 @@ impl ReleaseTracker {
         let burst = self
             .burst_from
             .map_or(0, |from| sent_before.wrapping_sub(from));
+        let initial_window = self.flight <= 1;
         let growing = self.largest_burst > 0 && burst >= self.largest_burst + self.full_segment();
         // Below the most the sender ever had out, after a loss: the window
         // the loss cut holds it, not a buffer it had already outgrown.
@@ -509,7 +513,7 @@ impl ReleaseTracker {
             Lacked::AllAcked {
                 ack_delayed: false,
                 small_held: false,
-            } if growing || cut_by_loss => Lacked::CongestionWindow {
+            } if initial_window || growing || cut_by_loss => Lacked::CongestionWindow {
                 after_loss: self.loss_seen,
             },
             other => other,
@@ -792,6 +796,37 @@ mod tests {
         assert_eq!((oldest.frame, oldest.at_ns), (2, 1_000));
         assert_eq!(oldest.edge_before, 1 + (1 << 20));
         assert_eq!(oldest.ack_after, 1 + 2 * SEGMENT);
+    }
+
+    #[test]
+    fn the_first_flight_held_until_all_is_acknowledged_is_the_initial_congestion_window() {
+        const MS: i64 = 1_000_000;
+        const SEGMENT: u32 = 1000;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(SEGMENT);
+        // Two segments, the ACK of both, then the next burst of two at once.
+        let mut burst_then_wait = |from: u32, at_ms: i64| {
+            tracker.new_data(at_ms * MS, from, SEGMENT, from, 0);
+            tracker.new_data(at_ms * MS + 10, from + SEGMENT, SEGMENT, from + SEGMENT, 0);
+            let all = from + 2 * SEGMENT;
+            tracker.acked(ack((at_ms + 50) * MS, from, all, 1 << 20, all), 0);
+            tracker.new_data((at_ms + 50) * MS + 10, all, SEGMENT, all, 0)
+        };
+        let after_first = burst_then_wait(1, 0).unwrap().1;
+        let after_second = burst_then_wait(2 * SEGMENT + 1 + SEGMENT, 100).unwrap().1;
+        let lacked = |release| match release {
+            Release::Ack { lacked, .. } => Some(lacked),
+            _ => None,
+        };
+        assert_eq!(
+            lacked(after_first),
+            Some(Lacked::CongestionWindow { after_loss: false })
+        );
+        // A later burst that did not outgrow one before waited for something else.
+        assert!(matches!(
+            lacked(after_second),
+            Some(Lacked::AllAcked { .. })
+        ));
     }
 
     #[test]
