@@ -90,6 +90,11 @@ impl CauseTotal {
         self.cost_ms / self.per_transaction.len().max(1) as f64
     }
 
+    /// The most it cost any one transaction.
+    pub fn most_per_transaction_ms(&self) -> f64 {
+        self.per_transaction.iter().copied().fold(0.0, f64::max)
+    }
+
     pub fn median_per_transaction_ms(&self) -> f64 {
         crate::median(self.per_transaction.clone())
     }

@@ -34,7 +34,7 @@ pub fn finding(
         Cause::PathLatency => path_latency(&facts),
         Cause::BottleneckLink => bottleneck_link(&facts, inputs, context),
         Cause::SlowStart => slow_start(&facts),
-        Cause::ServerThink => server_think(&facts, inputs, totals),
+        Cause::ServerThink => server_think(&facts, totals),
         Cause::PeriodicStalls => periodic_stalls(&facts, inputs),
         Cause::NagleDelayedAck => nagle(&facts),
         Cause::DelayedAck => delayed_ack(&facts),
@@ -589,8 +589,9 @@ fn slow_start(facts: &Facts) -> Finding {
     )
 }
 
-fn server_think(facts: &Facts, inputs: &Inputs, totals: &BTreeMap<Cause, CauseTotal>) -> Finding {
+fn server_think(facts: &Facts, totals: &BTreeMap<Cause, CauseTotal>) -> Finding {
     let typical = facts.total.median_per_transaction_ms();
+    let slowest = facts.total.most_per_transaction_ms();
     let answered = facts.total.transactions();
     let carved = [Cause::PeriodicStalls, Cause::ServerSaturation]
         .iter()
@@ -599,11 +600,19 @@ fn server_think(facts: &Facts, inputs: &Inputs, totals: &BTreeMap<Cause, CauseTo
         .example
         .map(|c| c.server.to_string())
         .unwrap_or_default();
-    let _ = inputs;
+    let spread = if answered > 1 {
+        format!(
+            " ({} typically, {} at most)",
+            duration(typical),
+            duration(slowest)
+        )
+    } else {
+        String::new()
+    };
     let mut found = with_text(
         format!(
-            "The server {server} takes {} to answer (median of {}){}",
-            duration(typical),
+            "The server {server} took {} to answer {}{spread}{}",
+            duration(facts.total.cost_ms),
             count(answered, "request"),
             if carved { ", besides its stalls" } else { "" }
         ),
