@@ -147,8 +147,9 @@ pub fn stall_pattern(inputs: &Inputs) -> Option<StallPattern> {
     slow.sort_by_key(|&(from, ..)| from);
     // Slower answers can stand apart at more than one level (stalls, and
     // the odd slow answer between them): the widest break that recurs.
-    let (stalls, period_s) =
-        apart_by_break(group_overlapping(&slow), fence).find_map(|stalls| {
+    let (stalls, period_s) = apart_by_break(group_overlapping(&slow), fence)
+        .filter(|stalls| served_between(stalls, &answered, fence))
+        .find_map(|stalls| {
             let starts: Vec<i64> = stalls.iter().map(|&(from, _)| from).collect();
             steady_period(&starts).map(|period_s| (stalls, period_s))
         })?;
@@ -166,6 +167,22 @@ pub fn stall_pattern(inputs: &Inputs) -> Option<StallPattern> {
         count: stalls.len(),
         length_ms: median(stalls.iter().map(|&(from, to)| ms(to - from)).collect()),
         period_s,
+    })
+}
+
+/// Between each stall and the next, the server answered some request at
+/// its usual pace: it stopped and went on, rather than answering slowly
+/// one request after another.
+fn served_between(
+    stalls: &[(i64, i64)],
+    answered: &[(&transactions::Transaction, f64)],
+    fence: f64,
+) -> bool {
+    stalls.windows(2).all(|pair| {
+        let (after, before) = (pair[0].1, pair[1].0);
+        answered.iter().any(|&(t, server)| {
+            server <= fence && t.request_end_ns > after && t.request_end_ns < before
+        })
     })
 }
 

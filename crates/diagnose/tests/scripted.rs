@@ -1,5 +1,6 @@
 //! Findings on scripted traces whose cause is known by construction: SYN
-//! options stripped or clamped on the way, and an MTU black hole.
+//! options stripped or clamped on the way, an MTU black hole, and a server
+//! that stalls at a steady period against one that is slow turn after turn.
 
 use diagnose::Finding;
 use synth::{Conversation, Side, TcpOption, Trace};
@@ -142,4 +143,41 @@ fn a_small_segment_resent_or_a_single_resend_is_not_a_black_hole() {
         let found = findings(&trace);
         assert!(of_kind(&found, "mtu_black_hole").is_none(), "{found:#?}");
     }
+}
+
+/// One connection of request/response turns over a 1 ms path: each request
+/// answered after the server time its turn is given (ms), the client
+/// asking again 1 ms after each answer.
+fn turns(server_ms: &[f64]) -> Trace {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 1.0);
+    let mut at = 2.0;
+    for &server in server_ms {
+        conn.send(&mut trace, Side::Client, at, 100);
+        conn.send(&mut trace, Side::Server, at + 0.5 + server, 200);
+        conn.ack(&mut trace, Side::Client, at + 1.0 + server);
+        at += 2.0 + server;
+    }
+    trace
+}
+
+#[test]
+fn stalls_are_periodic_only_with_usual_answers_between_them() {
+    // Four stalls of 300 ms, with 50 answers of 1 ms between each: the
+    // server stops at a steady period and goes on.
+    let mut stalling = Vec::new();
+    for _ in 0..4 {
+        stalling.push(300.0);
+        stalling.extend([1.0; 50]);
+    }
+    let found = findings(&turns(&stalling));
+    let stalls = of_kind(&found, "periodic_stalls").expect("periodic stalls");
+    assert_eq!(stalls.figures["stalls"], 4.0, "{}", stalls.title);
+    // The same slow answers one after another, the usual ones all before
+    // them: a slow server, not one that stops.
+    let mut slow_in_a_row = vec![1.0; 200];
+    slow_in_a_row.extend([300.0; 4]);
+    let found = findings(&turns(&slow_in_a_row));
+    assert!(of_kind(&found, "periodic_stalls").is_none(), "{found:#?}");
 }
