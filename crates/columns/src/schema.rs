@@ -159,6 +159,7 @@ fn direction() -> Vec<FieldRef> {
             "spurious",
             "handshake",
             "after_duplicate_acks",
+            "repeated",
         ]),
     ));
     fields.extend(counters(&[

@@ -460,6 +460,7 @@ wire_struct!(Retransmissions {
     spurious,
     handshake,
     after_duplicate_acks,
+    repeated,
 });
 wire_struct!(WindowStats { min, max, mean });
 wire_struct!(RttStats {

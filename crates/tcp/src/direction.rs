@@ -674,7 +674,7 @@ pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagg
     stats.keep_alives += u64::from(flagged.has(EventKind::KeepAlive));
     stats.largest_segment = stats.largest_segment.max(u64::from(rel.len));
     count_sack(stats, segment);
-    count_resend_run(fwd, rel, flagged);
+    count_resend_run(fwd, segment, rel, flagged);
     count_window(fwd, segment, rel);
     count_zero_window_time(fwd, segment, flagged);
     count_in_flight(fwd, rev, rel);
@@ -698,9 +698,10 @@ fn count_sack(stats: &mut DirectionSummary, segment: &Segment) {
     }
 }
 
-/// The same segment sent again and again by timeout: nothing gets it through.
-fn count_resend_run(fwd: &mut Half, rel: Relative, flagged: EventSet) {
-    if rel.len == 0 || !flagged.has(EventKind::Retransmission) {
+/// The same segment (or FIN) sent again and again by timeout: nothing gets it through.
+fn count_resend_run(fwd: &mut Half, segment: &Segment, rel: Relative, flagged: EventSet) {
+    let takes_sequence = rel.len > 0 || segment.flags.fin();
+    if !takes_sequence || !flagged.has(EventKind::Retransmission) {
         return;
     }
     let run = match fwd.resent_run {
@@ -708,7 +709,10 @@ fn count_resend_run(fwd: &mut Half, rel: Relative, flagged: EventSet) {
         _ => 1,
     };
     fwd.resent_run = Some((rel.seq, run));
-    if run > fwd.stats.most_resends {
+    if run > 1 {
+        fwd.stats.retransmissions.repeated += 1;
+    }
+    if rel.len > 0 && run > fwd.stats.most_resends {
         fwd.stats.most_resends = run;
         fwd.stats.most_resent_bytes = u64::from(rel.len);
     }

@@ -340,6 +340,9 @@ pub struct Retransmissions {
     /// allows 20 ms, too short seen from the receiver's side): loss struck
     /// segments with later ones behind them.
     pub after_duplicate_acks: u64,
+    /// Sent again by timeout after its timer had resent it already: one
+    /// loss waited out (or a peer gone), not another loss.
+    pub repeated: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
