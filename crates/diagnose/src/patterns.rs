@@ -84,32 +84,39 @@ fn queued_paths(inputs: &Inputs) -> FxHashMap<(IpAddr, IpAddr), f64> {
     least_on_path
 }
 
-/// Whether the handshakes that had to be retried are no more than the
-/// path's loss would explain: within three standard deviations of the count
-/// expected if the SYN and the SYN-ACK were each lost as often as the data
-/// and FIN segments were (each resent by its sender when lost).
+/// Whether the handshake packets sent again are no more than the path's
+/// loss would explain: within three standard deviations of the count
+/// expected if each SYN and SYN-ACK sent (the first and every resend) were
+/// lost as often as the data and FIN segments were. A data segment counts
+/// as lost once however often its timer resent it (a long silence is one
+/// loss waited out), and not at all when it was never acknowledged (the
+/// peer had gone).
 fn syn_loss_explained_by_data_loss(inputs: &Inputs) -> bool {
-    let (mut resent, mut data, mut handshakes, mut retried) = (0u64, 0u64, 0u64, 0u64);
+    let (mut resent, mut data, mut handshake_packets, mut handshake_resent) =
+        (0u64, 0u64, 0u64, 0u64);
     for c in inputs.connections {
         for d in c.directions() {
             let r = &d.retransmissions;
-            resent += r.total - r.spurious.min(r.total) - r.handshake.min(r.total);
+            // Resent again and again and never acknowledged: the peer had gone.
+            let to_a_peer_gone = u64::from(r.repeated > 0 && d.unacknowledged_at_end > 0);
+            let not_lost = r.spurious + r.handshake + r.repeated + to_a_peer_gone;
+            resent += r.total.saturating_sub(not_lost);
             data += d.data_packets + u64::from(c.close.how == tcp::CloseHow::Fin);
         }
         if c.handshake.syn_ns.is_some() {
-            handshakes += 1;
-            let again = !c.handshake.syn_retries_ns.is_empty() || c.handshake.syn_ack_retries > 0;
-            retried += u64::from(again);
+            let resends =
+                c.handshake.syn_retries_ns.len() as u64 + u64::from(c.handshake.syn_ack_retries);
+            handshake_packets += 2 + resends;
+            handshake_resent += resends;
         }
     }
-    if resent == 0 || retried == 0 {
+    if resent == 0 || handshake_resent == 0 {
         return false;
     }
-    let rate = resent as f64 / data.max(1) as f64;
-    let handshake_loss = (2.0 * rate).min(1.0);
-    let expected = handshakes as f64 * handshake_loss;
-    let deviation = (expected * (1.0 - handshake_loss)).sqrt();
-    retried as f64 <= expected + 3.0 * deviation + 1.0
+    let rate = (resent as f64 / data.max(1) as f64).min(1.0);
+    let expected = handshake_packets as f64 * rate;
+    let deviation = (expected * (1.0 - rate)).sqrt();
+    handshake_resent as f64 <= expected + 3.0 * deviation + 1.0
 }
 
 /// Server stalls at a steady period.

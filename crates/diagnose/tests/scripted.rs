@@ -181,3 +181,29 @@ fn stalls_are_periodic_only_with_usual_answers_between_them() {
     let found = findings(&turns(&slow_in_a_row));
     assert!(of_kind(&found, "periodic_stalls").is_none(), "{found:#?}");
 }
+
+#[test]
+fn syns_resent_again_and_again_are_not_explained_by_a_fin_resent_to_a_peer_gone() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    let first = conn.next_seq(Side::Client);
+    for at_ms in [0.0, 1000.0, 3000.0, 7000.0] {
+        conn.set_seq(Side::Client, first);
+        conn.syn(&mut trace, Side::Client, at_ms, full_options());
+    }
+    conn.syn(&mut trace, Side::Server, 7010.0, full_options());
+    conn.ack(&mut trace, Side::Client, 7020.0);
+    conn.send(&mut trace, Side::Client, 7021.0, 100);
+    conn.send(&mut trace, Side::Server, 7031.0, 300);
+    conn.fin(&mut trace, Side::Server, 7032.0);
+    conn.ack(&mut trace, Side::Client, 7040.0);
+    // The client's FIN, never acknowledged: the server has gone.
+    let fin = conn.next_seq(Side::Client);
+    for at_ms in [7041.0, 7241.0, 7641.0, 8441.0, 10041.0] {
+        conn.set_seq(Side::Client, fin);
+        conn.fin(&mut trace, Side::Client, at_ms);
+    }
+    let found = findings(&trace);
+    assert_eq!(found[0].kind, "connection_setup_failure", "{found:#?}");
+    assert!(of_kind(&found, "packet_loss").is_none(), "{found:#?}");
+}
