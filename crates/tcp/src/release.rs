@@ -316,7 +316,7 @@ impl ReleaseTracker {
             sliver_before: window > 0 && window < u64::from(self.full_segment()),
             ack_after: ack.ack_after,
             window_after: ack.window_after,
-            delayed: covered_all && ack.bare && lone && late,
+            delayed: covered_all && ack.bare && newly_acked > 0 && lone && late,
         });
     }
 
@@ -954,6 +954,31 @@ mod tests {
                     small_held: true
                 }
             }
+        );
+    }
+
+    #[test]
+    fn a_late_ack_that_acknowledges_nothing_new_was_not_held_back() {
+        // All acknowledged at once; then, long after, an ACK of nothing new
+        // (a window update, or the ACK on a FIN) just before the next data.
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1448);
+        tracker.new_data(0, 1, 100, 1, 0);
+        tracker.acked(ack(1_000_000, 1, 101, 65535, 101), 1_000_000);
+        tracker.acked(ack(300_000_000, 101, 101, 65535, 101), 1_000_000);
+        let (_, release) = tracker.new_data(300_100_000, 101, 200, 101, 0).unwrap();
+        assert!(
+            matches!(
+                release,
+                Release::Ack {
+                    lacked: Lacked::AllAcked {
+                        ack_delayed: false,
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{release:?}"
         );
     }
 
