@@ -142,6 +142,12 @@ impl Ledger {
         }
     }
 
+    /// Moves all the time charged to `from` to `to`.
+    pub fn move_to(&mut self, from: Part, to: Part) {
+        let ms = std::mem::take(&mut self.0[from.index()]);
+        self.charge(to, ms);
+    }
+
     pub fn add(&mut self, other: &Ledger) {
         for (sum, ms) in self.0.iter_mut().zip(other.0) {
             *sum += ms;

@@ -100,6 +100,38 @@ struct Open {
     forwarded_for: Option<String>,
     ledger: Ledger,
     failure: Option<AppFailure>,
+    /// The longest single pause of the client's application inside the
+    /// request, and of the server's inside the response (ms).
+    longest_client_pause_ms: f64,
+    longest_server_pause_ms: f64,
+    /// When each side first moved after the other's message began (data,
+    /// FIN or reset), with the round trip from the capture point to it.
+    server_moved: Option<Move>,
+    client_moved: Option<Move>,
+}
+
+/// A side's move seen at the capture point, and the round trip from there
+/// to that side and back.
+#[derive(Debug, Clone, Copy)]
+struct Move {
+    at_ns: i64,
+    path_ns: i64,
+}
+
+impl Move {
+    fn of(segment: &SegmentView) -> Self {
+        Move {
+            at_ns: segment.timestamp_ns,
+            path_ns: segment.rtts.to_sender_ns,
+        }
+    }
+
+    /// The side moved after `end_ns`, taking no longer than `pause_ms` of
+    /// its own (less the path) to do it: it had been waiting for what
+    /// ended there.
+    fn answers(&self, end_ns: i64, pause_ms: f64) -> bool {
+        self.at_ns >= end_ns && ms(end_ns, self.at_ns - self.path_ns) <= pause_ms
+    }
 }
 
 impl Open {
@@ -119,10 +151,64 @@ impl Open {
             forwarded_for: None,
             ledger,
             failure: None,
+            longest_client_pause_ms: 0.0,
+            longest_server_pause_ms: 0.0,
+            server_moved: None,
+            client_moved: None,
         }
     }
 
-    fn close(self, connection: u64, next_request_ns: Option<i64>) -> Transaction {
+    /// A pause inside a message cost the time only of a peer that waited
+    /// for the rest: one that moved once the message was complete, and
+    /// sooner than the sender had paused. A peer that moved first (closed
+    /// before the last piece), later, or never was not waiting: the pauses
+    /// were the exchange standing idle, the client's own pace.
+    fn unwaited_pauses_to_the_client(&mut self) {
+        let request_waited = self
+            .server_moved
+            .is_some_and(|moved| moved.answers(self.request_end_ns, self.longest_client_pause_ms));
+        if !request_waited {
+            self.ledger.move_to(Part::ClientPause, Part::ClientThink);
+        }
+        let response_waited = self.response.is_some_and(|(_, end)| {
+            self.client_moved
+                .is_some_and(|moved| moved.answers(end, self.longest_server_pause_ms))
+        });
+        if !response_waited {
+            self.ledger.move_to(Part::ServerPause, Part::ClientThink);
+        }
+    }
+
+    /// Notes the longest pause of each side among the charges `before` and
+    /// after one segment.
+    fn note_pauses(&mut self, before: &Ledger) {
+        let grew = |part| self.ledger.get(part) - before.get(part);
+        self.longest_client_pause_ms = self.longest_client_pause_ms.max(grew(Part::ClientPause));
+        self.longest_server_pause_ms = self.longest_server_pause_ms.max(grew(Part::ServerPause));
+    }
+
+    /// A FIN or reset is a side's move too.
+    fn note_close(&mut self, segment: &SegmentView) {
+        if !(segment.flags.fin() || segment.flags.rst()) {
+            return;
+        }
+        match segment.direction {
+            Direction::ServerToClient => {
+                self.server_moved.get_or_insert(Move::of(segment));
+            }
+            Direction::ClientToServer if self.response.is_some() => {
+                self.client_moved.get_or_insert(Move::of(segment));
+            }
+            Direction::ClientToServer => {}
+        }
+    }
+
+    fn close(mut self, connection: u64, next_request: Option<&SegmentView>) -> Transaction {
+        if let Some(next) = next_request {
+            self.client_moved.get_or_insert(Move::of(next));
+        }
+        self.unwaited_pauses_to_the_client();
+        let next_request_ns = next_request.map(|next| next.timestamp_ns);
         let end_ns = self.response.map_or(self.request_end_ns, |(_, end)| end);
         Transaction {
             connection,
@@ -174,6 +260,7 @@ impl Open {
                 .failure
                 .or(name::failure_in(payload, Role::Server, segment.frame));
         }
+        self.server_moved.get_or_insert(Move::of(segment));
         let now = segment.timestamp_ns;
         let (start, end) = self.response.get_or_insert((now, now));
         if delivers(segment) {
@@ -221,11 +308,16 @@ impl Builder {
         if opens {
             if let Some(finished) = turns.open.take() {
                 self.done
-                    .push(finished.close(segment.connection, Some(segment.timestamp_ns)));
+                    .push(finished.close(segment.connection, Some(segment)));
             }
         }
+        let before = turns.open.as_ref().map(|open| open.ledger);
         let open_ledger = turns.open.as_mut().map(|open| &mut open.ledger);
         turns.walk.segment(segment, opens, open_ledger);
+        if let (Some(open), Some(before)) = (turns.open.as_mut(), before) {
+            open.note_pauses(&before);
+            open.note_close(segment);
+        }
         if segment.len == 0 {
             return;
         }

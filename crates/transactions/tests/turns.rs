@@ -148,3 +148,86 @@ fn a_pause_longer_than_the_timer_could_take_is_the_clients_own() {
     assert_eq!(late.get(Part::TailLoss), 0.0);
     assert!(late.get(Part::ClientThink) > 9_900.0, "{late:?}");
 }
+
+/// A request answered in two pieces 300 ms apart over a 2 ms path, the
+/// client acknowledging each at once; then the client's next move: its
+/// next request, or its FIN, at `next_ms`.
+fn answer_in_two_pieces(next_ms: f64, fin: bool) -> Vec<Transaction> {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    conn.send(&mut trace, Side::Client, 10.0, 100);
+    conn.send(&mut trace, Side::Server, 13.0, 50);
+    conn.ack(&mut trace, Side::Client, 13.1);
+    conn.send(&mut trace, Side::Server, 313.0, 50);
+    conn.ack(&mut trace, Side::Client, 313.1);
+    if fin {
+        conn.fin(&mut trace, Side::Client, next_ms);
+    } else {
+        conn.send(&mut trace, Side::Client, next_ms, 100);
+    }
+    transactions_of(&trace)
+}
+
+#[test]
+fn a_pause_in_an_answer_the_client_waited_for_is_the_servers() {
+    for fin in [false, true] {
+        let first = &answer_in_two_pieces(315.0, fin)[0];
+        assert_eq!(first.ledger.get(Part::ServerPause), 300.0, "{first:?}");
+        assert_eq!(first.ledger.get(Part::ClientThink), 0.0, "{first:?}");
+    }
+}
+
+#[test]
+fn a_pause_no_one_waited_for_is_the_exchange_standing_idle() {
+    // The client moved on long after the last piece: it had the answer it
+    // waited for before the pause, and the rest came unasked.
+    let first = &answer_in_two_pieces(5_000.0, false)[0];
+    assert_eq!(first.ledger.get(Part::ServerPause), 0.0, "{first:?}");
+    assert_eq!(first.ledger.get(Part::ClientThink), 300.0, "{first:?}");
+    // The client closed during the pause: it was not waiting for the rest.
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    conn.send(&mut trace, Side::Client, 10.0, 100);
+    conn.send(&mut trace, Side::Server, 13.0, 50);
+    conn.ack(&mut trace, Side::Client, 13.1);
+    conn.fin(&mut trace, Side::Client, 200.0);
+    conn.send(&mut trace, Side::Server, 202.0, 24);
+    let closed_early = &transactions_of(&trace)[0];
+    assert_eq!(closed_early.ledger.get(Part::ServerPause), 0.0);
+    assert!(
+        closed_early.ledger.get(Part::ClientThink) > 180.0,
+        "{closed_early:?}"
+    );
+    // Never moved at all: nothing shows it waited.
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    conn.send(&mut trace, Side::Client, 10.0, 100);
+    conn.send(&mut trace, Side::Server, 13.0, 50);
+    conn.send(&mut trace, Side::Server, 313.0, 50);
+    let silent = &transactions_of(&trace)[0];
+    assert_eq!(silent.ledger.get(Part::ServerPause), 0.0, "{silent:?}");
+}
+
+#[test]
+fn a_pause_in_a_request_is_the_clients_application_only_when_the_server_waited_for_it() {
+    let request_in_two_pieces = |answered: bool| {
+        let mut trace = Trace::ethernet();
+        let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+        conn.handshake(&mut trace, 0.0, 2.0);
+        conn.send(&mut trace, Side::Client, 10.0, 100);
+        conn.ack(&mut trace, Side::Server, 10.1);
+        conn.send(&mut trace, Side::Client, 310.0, 100);
+        conn.ack(&mut trace, Side::Server, 310.1);
+        if answered {
+            conn.send(&mut trace, Side::Server, 311.0, 50);
+        }
+        transactions_of(&trace)[0].ledger
+    };
+    assert_eq!(request_in_two_pieces(true).get(Part::ClientPause), 300.0);
+    let unanswered = request_in_two_pieces(false);
+    assert_eq!(unanswered.get(Part::ClientPause), 0.0);
+    assert_eq!(unanswered.get(Part::ClientThink), 300.0);
+}
