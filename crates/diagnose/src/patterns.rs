@@ -84,16 +84,16 @@ fn queued_paths(inputs: &Inputs) -> FxHashMap<(IpAddr, IpAddr), f64> {
     least_on_path
 }
 
-/// Whether the handshake packets sent again are no more than the path's
-/// loss would explain: within three standard deviations of the count
-/// expected if each SYN and SYN-ACK sent (the first and every resend) were
-/// lost as often as the data and FIN segments were. A data segment counts
-/// as lost once however often its timer resent it (a long silence is one
-/// loss waited out), and not at all when it was never acknowledged (the
-/// peer had gone).
+/// Whether the handshakes that had to be tried again are no more than the
+/// path's loss would explain: within three standard deviations of the count
+/// expected if each SYN sent (the first and every resend) or its SYN-ACK
+/// were lost as often as the data and FIN segments were. A SYN-ACK sent
+/// again in answer to a SYN sent again is the same loss; one sent again on
+/// its own is another. A data segment counts as lost once however often
+/// its timer resent it (a long silence is one loss waited out), and not at
+/// all when it was never acknowledged (the peer had gone).
 fn syn_loss_explained_by_data_loss(inputs: &Inputs) -> bool {
-    let (mut resent, mut data, mut handshake_packets, mut handshake_resent) =
-        (0u64, 0u64, 0u64, 0u64);
+    let (mut resent, mut data, mut syns_sent, mut tried_again) = (0u64, 0u64, 0u64, 0u64);
     for c in inputs.connections {
         for d in c.directions() {
             let r = &d.retransmissions;
@@ -104,19 +104,20 @@ fn syn_loss_explained_by_data_loss(inputs: &Inputs) -> bool {
             data += d.data_packets + u64::from(c.close.how == tcp::CloseHow::Fin);
         }
         if c.handshake.syn_ns.is_some() {
-            let resends =
-                c.handshake.syn_retries_ns.len() as u64 + u64::from(c.handshake.syn_ack_retries);
-            handshake_packets += 2 + resends;
-            handshake_resent += resends;
+            let syn_resends = c.handshake.syn_retries_ns.len() as u64;
+            let syn_ack_alone = u64::from(c.handshake.syn_ack_retries).saturating_sub(syn_resends);
+            syns_sent += 1 + syn_resends;
+            tried_again += syn_resends + syn_ack_alone;
         }
     }
-    if resent == 0 || handshake_resent == 0 {
+    if resent == 0 || tried_again == 0 {
         return false;
     }
     let rate = (resent as f64 / data.max(1) as f64).min(1.0);
-    let expected = handshake_packets as f64 * rate;
-    let deviation = (expected * (1.0 - rate)).sqrt();
-    handshake_resent as f64 <= expected + 3.0 * deviation + 1.0
+    let either_lost = 1.0 - (1.0 - rate) * (1.0 - rate);
+    let expected = syns_sent as f64 * either_lost;
+    let deviation = (expected * (1.0 - either_lost)).sqrt();
+    tried_again as f64 <= expected + 3.0 * deviation + 1.0
 }
 
 /// Server stalls at a steady period.
