@@ -210,9 +210,9 @@ fn nagle(facts: &Facts) -> Finding {
     let typical = facts.typical_wait_ms();
     let mut found = with_text(
         format!(
-            "{} waits of {} each: the {sender} held a small segment back (Nagle) until the \
+            "{} of {} each: the {sender} held a small segment back (Nagle) until the \
              {receiver}'s delayed ACK",
-            facts.stretches,
+            count(facts.stretches, "wait"),
             duration(typical)
         ),
         format!(
@@ -238,9 +238,9 @@ fn delayed_ack(facts: &Facts) -> Finding {
     let typical = facts.typical_wait_ms();
     let mut found = with_text(
         format!(
-            "The {sender} waited {} times, {} each, for the {receiver}'s delayed ACK of its \
-             last segment",
-            facts.stretches,
+            "The {sender} waited {}, {} each, for the {receiver}'s delayed ACK of its last \
+             segment",
+            count(facts.stretches, "time"),
             duration(typical)
         ),
         format!(
@@ -339,10 +339,10 @@ fn send_buffer(facts: &Facts) -> Finding {
     let window = facts.receiver_data().map_or(0, |d| d.window.max);
     let mut found = with_text(
         format!(
-            "The {sender} sent at most {} before waiting for all of it to be acknowledged, {} \
-             times, though the window allowed {}",
+            "The {sender} sent at most {} before waiting for all of it to be acknowledged, {}, \
+             though the window allowed {}",
             bytes(in_flight),
-            facts.stretches,
+            count(facts.stretches, "time"),
             bytes(window)
         ),
         format!(
@@ -372,9 +372,9 @@ fn application_limited(facts: &Facts) -> Finding {
     let in_flight = facts.sender_data().map_or(0, |d| d.max_bytes_in_flight);
     with_text(
         format!(
-            "The {sender}'s application paced its sending: {} pauses with nothing left to send \
-             and the window open, {} in all",
-            facts.stretches,
+            "The {sender}'s application paced its sending: {} with nothing left to send and \
+             the window open, {} in all",
+            count(facts.stretches, "pause"),
             duration(facts.total.cost_ms)
         ),
         format!(
@@ -393,9 +393,9 @@ fn split_response(facts: &Facts) -> Finding {
     let typical = facts.typical_wait_ms();
     let mut found = with_text(
         format!(
-            "{} written in pieces with {} pauses of {} each between them",
+            "{} written in pieces with {} of {} each between them",
             count(facts.total.transactions(), "response"),
-            facts.stretches,
+            count(facts.stretches, "pause"),
             duration(typical)
         ),
         format!(
@@ -472,8 +472,8 @@ fn chattiness(facts: &Facts) -> Finding {
     let turns = facts.total.transactions();
     let mut found = with_text(
         format!(
-            "{} request/response turns in a row, each paying a {} round trip: {} in all",
-            turns,
+            "{} in a row, each paying a {} round trip: {} in all",
+            count(turns, "request/response turn"),
             duration(rtt),
             duration(facts.total.cost_ms)
         ),
