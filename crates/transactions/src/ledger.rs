@@ -303,6 +303,8 @@ impl Charges<'_> {
 #[derive(Debug, Clone, Copy, Default)]
 struct State {
     turn: Turn,
+    /// The server's SYN-ACK has been seen: the client's ACK completes the handshake.
+    syn_ack_seen: bool,
     handshake_acked: bool,
     answered_before: bool,
     /// The server sent its SYN-ACK again after the client had acknowledged
@@ -321,6 +323,14 @@ struct State {
 }
 
 impl State {
+    /// The client's ACK of the server's SYN-ACK completes the handshake.
+    fn completed_by(&self, segment: &SegmentView) -> bool {
+        self.turn == Turn::Setup
+            && self.syn_ack_seen
+            && segment.direction == Direction::ClientToServer
+            && segment.flags.ack()
+    }
+
     /// Whether the client's timer resent `segment` because the server did
     /// not take the connection in: it resent its SYN-ACK as though the
     /// handshake never completed; or its host ignored the request, which
@@ -421,6 +431,7 @@ impl Walk {
             self.state.unheard_resends += 1;
         }
         if flags.syn() {
+            self.state.syn_ack_seen |= !client;
             let again = segment.events.has(EventKind::SynRetransmission);
             if again && !client && self.state.handshake_acked {
                 self.state.not_accepted = true;
@@ -430,7 +441,7 @@ impl Walk {
             return;
         }
         if segment.len == 0 {
-            if self.state.turn == Turn::Setup && client && flags.ack() {
+            if self.state.completed_by(segment) {
                 self.state.handshake_acked = true;
                 self.state.nothing_acked = true;
                 self.state.turn = Turn::Client;
@@ -485,7 +496,7 @@ fn charge(
         return true;
     }
     if segment.len == 0 {
-        let completes_handshake = turn == Turn::Setup && client && flags.ack();
+        let completes_handshake = state.completed_by(segment);
         if completes_handshake {
             charges.charge(Part::Propagation, gap, None);
         }

@@ -231,3 +231,32 @@ fn a_pause_in_a_request_is_the_clients_application_only_when_the_server_waited_f
     assert_eq!(unanswered.get(Part::ClientPause), 0.0);
     assert_eq!(unanswered.get(Part::ClientThink), 300.0);
 }
+
+#[test]
+fn only_an_ack_after_the_servers_syn_ack_completes_the_handshake() {
+    // A SYN never answered, then 10 s later the client's ACK and request:
+    // no handshake round trip crossed the path.
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.syn(&mut trace, Side::Client, 0.0, Vec::new());
+    conn.ack(&mut trace, Side::Client, 10_000.0);
+    conn.send(&mut trace, Side::Client, 10_001.0, 100);
+    conn.send(&mut trace, Side::Server, 10_002.0, 100);
+    let unanswered = &transactions_of(&trace)[0];
+    assert_eq!(
+        unanswered.ledger.get(Part::Propagation),
+        0.0,
+        "{unanswered:?}"
+    );
+    // Answered, the client's ACK completes it after a round trip.
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 20.0);
+    conn.send(&mut trace, Side::Client, 21.0, 100);
+    conn.send(&mut trace, Side::Server, 42.0, 100);
+    let answered = &transactions_of(&trace)[0];
+    assert!(
+        answered.ledger.get(Part::Propagation) >= 20.0,
+        "{answered:?}"
+    );
+}
