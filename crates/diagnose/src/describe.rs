@@ -859,6 +859,9 @@ pub fn summary(inputs: &Inputs, totals: &BTreeMap<Cause, CauseTotal>) -> Option<
             *by_group.entry(part.group()).or_default() += ms;
         }
     }
+    if by_group.is_empty() {
+        return None;
+    }
     let total_ms: f64 = by_group.values().sum::<f64>().max(f64::MIN_POSITIVE);
     let parts: Vec<String> = by_group
         .iter()
