@@ -105,9 +105,12 @@ struct Open {
     longest_client_pause_ms: f64,
     longest_server_pause_ms: f64,
     /// When each side first moved after the other's message began (data,
-    /// FIN or reset), with the round trip from the capture point to it.
+    /// FIN or reset), with the round trip from the capture point to it;
+    /// and when each first closed (FIN or reset).
     server_moved: Option<Move>,
     client_moved: Option<Move>,
+    server_closed_ns: Option<i64>,
+    client_closed_ns: Option<i64>,
 }
 
 /// A side's move seen at the capture point, and the round trip from there
@@ -116,6 +119,8 @@ struct Open {
 struct Move {
     at_ns: i64,
     path_ns: i64,
+    /// A FIN or reset rather than data.
+    closes: bool,
 }
 
 impl Move {
@@ -123,14 +128,28 @@ impl Move {
         Move {
             at_ns: segment.timestamp_ns,
             path_ns: segment.rtts.to_sender_ns,
+            closes: segment.len == 0,
         }
     }
+}
 
-    /// The side moved after `end_ns`, taking no longer than `pause_ms` of
-    /// its own (less the path) to do it: it had been waiting for what
-    /// ended there.
-    fn answers(&self, end_ns: i64, pause_ms: f64) -> bool {
-        self.at_ns >= end_ns && ms(end_ns, self.at_ns - self.path_ns) <= pause_ms
+/// Whether the peer waited for a message of the sender's that ended at
+/// `end_ns`, with pauses of up to `pause_ms` inside: it moved once the
+/// message was complete (its next message, or its answer to the sender's
+/// close), sooner (less the path to it) than the sender had paused. A peer
+/// that moved before the end (closed first), took longer, or never
+/// answered the sender's close was not waiting. A peer that never moved,
+/// or closed on its own, shows nothing either way: the pauses stay the
+/// sender's, as a peer with nothing more to ask behaves the same.
+fn waited(end_ns: i64, pause_ms: f64, peer: Option<Move>, sender_closed_ns: Option<i64>) -> bool {
+    let sender_closed_first = |at_ns| sender_closed_ns.is_some_and(|closed| closed <= at_ns);
+    match peer {
+        Some(peer) if peer.at_ns < end_ns => false,
+        Some(peer) if !peer.closes || sender_closed_first(peer.at_ns) => {
+            ms(end_ns, peer.at_ns - peer.path_ns) <= pause_ms
+        }
+        Some(_) => true,
+        None => sender_closed_ns.is_none(),
     }
 }
 
@@ -155,24 +174,31 @@ impl Open {
             longest_server_pause_ms: 0.0,
             server_moved: None,
             client_moved: None,
+            server_closed_ns: None,
+            client_closed_ns: None,
         }
     }
 
     /// A pause inside a message cost the time only of a peer that waited
-    /// for the rest: one that moved once the message was complete, and
-    /// sooner than the sender had paused. A peer that moved first (closed
-    /// before the last piece), later, or never was not waiting: the pauses
-    /// were the exchange standing idle, the client's own pace.
+    /// for the rest (see [`waited`]); pauses no one waited for were the
+    /// exchange standing idle, the client's own pace.
     fn unwaited_pauses_to_the_client(&mut self) {
-        let request_waited = self
-            .server_moved
-            .is_some_and(|moved| moved.answers(self.request_end_ns, self.longest_client_pause_ms));
+        let request_waited = waited(
+            self.request_end_ns,
+            self.longest_client_pause_ms,
+            self.server_moved,
+            self.client_closed_ns,
+        );
         if !request_waited {
             self.ledger.move_to(Part::ClientPause, Part::ClientThink);
         }
-        let response_waited = self.response.is_some_and(|(_, end)| {
-            self.client_moved
-                .is_some_and(|moved| moved.answers(end, self.longest_server_pause_ms))
+        let response_waited = self.response.is_none_or(|(_, end)| {
+            waited(
+                end,
+                self.longest_server_pause_ms,
+                self.client_moved,
+                self.server_closed_ns,
+            )
         });
         if !response_waited {
             self.ledger.move_to(Part::ServerPause, Part::ClientThink);
@@ -192,14 +218,18 @@ impl Open {
         if !(segment.flags.fin() || segment.flags.rst()) {
             return;
         }
+        let at = segment.timestamp_ns;
         match segment.direction {
             Direction::ServerToClient => {
                 self.server_moved.get_or_insert(Move::of(segment));
+                self.server_closed_ns.get_or_insert(at);
             }
-            Direction::ClientToServer if self.response.is_some() => {
-                self.client_moved.get_or_insert(Move::of(segment));
+            Direction::ClientToServer => {
+                if self.response.is_some() {
+                    self.client_moved.get_or_insert(Move::of(segment));
+                }
+                self.client_closed_ns.get_or_insert(at);
             }
-            Direction::ClientToServer => {}
         }
     }
 

@@ -200,20 +200,45 @@ fn a_pause_no_one_waited_for_is_the_exchange_standing_idle() {
         closed_early.ledger.get(Part::ClientThink) > 180.0,
         "{closed_early:?}"
     );
-    // Never moved at all: nothing shows it waited.
+    // The server gave up on an idle client: its last words, then its FIN
+    // at once; the client never answered the close.
     let mut trace = Trace::ethernet();
     let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
     conn.handshake(&mut trace, 0.0, 2.0);
     conn.send(&mut trace, Side::Client, 10.0, 100);
     conn.send(&mut trace, Side::Server, 13.0, 50);
+    conn.ack(&mut trace, Side::Client, 13.1);
+    conn.send(&mut trace, Side::Server, 60_013.0, 44);
+    conn.fin(&mut trace, Side::Server, 60_013.1);
+    conn.ack(&mut trace, Side::Client, 60_013.2);
+    let timed_out = &transactions_of(&trace)[0];
+    assert_eq!(
+        timed_out.ledger.get(Part::ServerPause),
+        0.0,
+        "{timed_out:?}"
+    );
+}
+
+#[test]
+fn a_pause_before_a_peer_that_never_moves_stays_the_senders() {
+    // A last answer in two pieces, the connection left open: a client with
+    // nothing more to ask looks the same whether it waited or not.
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    conn.send(&mut trace, Side::Client, 10.0, 100);
+    conn.send(&mut trace, Side::Server, 13.0, 50);
+    conn.ack(&mut trace, Side::Client, 13.1);
     conn.send(&mut trace, Side::Server, 313.0, 50);
-    let silent = &transactions_of(&trace)[0];
-    assert_eq!(silent.ledger.get(Part::ServerPause), 0.0, "{silent:?}");
+    conn.ack(&mut trace, Side::Client, 313.1);
+    let last = &transactions_of(&trace)[0];
+    assert_eq!(last.ledger.get(Part::ServerPause), 300.0, "{last:?}");
 }
 
 #[test]
 fn a_pause_in_a_request_is_the_clients_application_only_when_the_server_waited_for_it() {
-    let request_in_two_pieces = |answered: bool| {
+    // The server answers `answer_ms` after the request's second piece.
+    let request_in_two_pieces = |answer_ms: f64| {
         let mut trace = Trace::ethernet();
         let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
         conn.handshake(&mut trace, 0.0, 2.0);
@@ -221,15 +246,14 @@ fn a_pause_in_a_request_is_the_clients_application_only_when_the_server_waited_f
         conn.ack(&mut trace, Side::Server, 10.1);
         conn.send(&mut trace, Side::Client, 310.0, 100);
         conn.ack(&mut trace, Side::Server, 310.1);
-        if answered {
-            conn.send(&mut trace, Side::Server, 311.0, 50);
-        }
+        conn.send(&mut trace, Side::Server, 310.0 + answer_ms, 50);
         transactions_of(&trace)[0].ledger
     };
-    assert_eq!(request_in_two_pieces(true).get(Part::ClientPause), 300.0);
-    let unanswered = request_in_two_pieces(false);
-    assert_eq!(unanswered.get(Part::ClientPause), 0.0);
-    assert_eq!(unanswered.get(Part::ClientThink), 300.0);
+    assert_eq!(request_in_two_pieces(3.0).get(Part::ClientPause), 300.0);
+    // An answer long after: the server was not waiting for the rest either.
+    let answered_late = request_in_two_pieces(5_000.0);
+    assert_eq!(answered_late.get(Part::ClientPause), 0.0);
+    assert_eq!(answered_late.get(Part::ClientThink), 300.0);
 }
 
 #[test]
