@@ -10,7 +10,10 @@
 //! transaction's ledger runs from the end of the previous one on its
 //! connection (or the first SYN) to the last byte of its response, so the
 //! ledgers of a connection's transactions tile its life, and their parts
-//! always sum to the time they cover.
+//! always sum to the time they cover. When a transaction closes, the
+//! pauses inside its messages stay the sender's only if the peer waited
+//! for the rest; otherwise they were the exchange standing idle, the
+//! client's own pace (see the crate's `waited`).
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
