@@ -813,7 +813,7 @@ mod tests {
             tracker.new_data((at_ms + 50) * MS + 10, all, SEGMENT, all, 0)
         };
         let after_first = burst_then_wait(1, 0).unwrap().1;
-        let after_second = burst_then_wait(2 * SEGMENT + 1 + SEGMENT, 100).unwrap().1;
+        let after_second = burst_then_wait(3 * SEGMENT + 1, 100).unwrap().1;
         let lacked = |release| match release {
             Release::Ack { lacked, .. } => Some(lacked),
             _ => None,

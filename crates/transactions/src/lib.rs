@@ -205,12 +205,20 @@ impl Open {
         }
     }
 
-    /// Notes the longest pause of each side among the charges `before` and
-    /// after one segment.
-    fn note_pauses(&mut self, before: &Ledger) {
-        let grew = |part| self.ledger.get(part) - before.get(part);
-        self.longest_client_pause_ms = self.longest_client_pause_ms.max(grew(Part::ClientPause));
-        self.longest_server_pause_ms = self.longest_server_pause_ms.max(grew(Part::ServerPause));
+    /// The client's and the server's pauses charged so far (ms).
+    fn paused_ms(&self) -> (f64, f64) {
+        (
+            self.ledger.get(Part::ClientPause),
+            self.ledger.get(Part::ServerPause),
+        )
+    }
+
+    /// Notes the longest pause of each side: what one segment's charges
+    /// added to the pauses `before` it.
+    fn note_pauses(&mut self, (client_before, server_before): (f64, f64)) {
+        let (client, server) = self.paused_ms();
+        self.longest_client_pause_ms = self.longest_client_pause_ms.max(client - client_before);
+        self.longest_server_pause_ms = self.longest_server_pause_ms.max(server - server_before);
     }
 
     /// A FIN or reset is a side's move too.
@@ -341,11 +349,11 @@ impl Builder {
                     .push(finished.close(segment.connection, Some(segment)));
             }
         }
-        let before = turns.open.as_ref().map(|open| open.ledger);
+        let paused_before = turns.open.as_ref().map(Open::paused_ms);
         let open_ledger = turns.open.as_mut().map(|open| &mut open.ledger);
         turns.walk.segment(segment, opens, open_ledger);
-        if let (Some(open), Some(before)) = (turns.open.as_mut(), before) {
-            open.note_pauses(&before);
+        if let (Some(open), Some(before)) = (turns.open.as_mut(), paused_before) {
+            open.note_pauses(before);
             open.note_close(segment);
         }
         if segment.len == 0 {

@@ -149,18 +149,30 @@ fn a_pause_longer_than_the_timer_could_take_is_the_clients_own() {
     assert!(late.get(Part::ClientThink) > 9_900.0, "{late:?}");
 }
 
-/// A request answered in two pieces 300 ms apart over a 2 ms path, the
-/// client acknowledging each at once; then the client's next move: its
-/// next request, or its FIN, at `next_ms`.
-fn answer_in_two_pieces(next_ms: f64, fin: bool) -> Vec<Transaction> {
+/// A request at 10 ms over a 2 ms path, answered at 13 ms by a first
+/// piece that the client acknowledges at once.
+fn after_a_first_piece() -> (Trace, Conversation) {
     let mut trace = Trace::ethernet();
     let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
     conn.handshake(&mut trace, 0.0, 2.0);
     conn.send(&mut trace, Side::Client, 10.0, 100);
     conn.send(&mut trace, Side::Server, 13.0, 50);
     conn.ack(&mut trace, Side::Client, 13.1);
+    (trace, conn)
+}
+
+/// That answer's second piece 300 ms after the first, acknowledged at once.
+fn after_two_pieces() -> (Trace, Conversation) {
+    let (mut trace, mut conn) = after_a_first_piece();
     conn.send(&mut trace, Side::Server, 313.0, 50);
     conn.ack(&mut trace, Side::Client, 313.1);
+    (trace, conn)
+}
+
+/// The answer in two pieces, then the client's next move at `next_ms`:
+/// its next request, or its FIN.
+fn answer_in_two_pieces(next_ms: f64, fin: bool) -> Vec<Transaction> {
+    let (mut trace, mut conn) = after_two_pieces();
     if fin {
         conn.fin(&mut trace, Side::Client, next_ms);
     } else {
@@ -186,12 +198,7 @@ fn a_pause_no_one_waited_for_is_the_exchange_standing_idle() {
     assert_eq!(first.ledger.get(Part::ServerPause), 0.0, "{first:?}");
     assert_eq!(first.ledger.get(Part::ClientThink), 300.0, "{first:?}");
     // The client closed during the pause: it was not waiting for the rest.
-    let mut trace = Trace::ethernet();
-    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
-    conn.handshake(&mut trace, 0.0, 2.0);
-    conn.send(&mut trace, Side::Client, 10.0, 100);
-    conn.send(&mut trace, Side::Server, 13.0, 50);
-    conn.ack(&mut trace, Side::Client, 13.1);
+    let (mut trace, mut conn) = after_a_first_piece();
     conn.fin(&mut trace, Side::Client, 200.0);
     conn.send(&mut trace, Side::Server, 202.0, 24);
     let closed_early = &transactions_of(&trace)[0];
@@ -202,12 +209,7 @@ fn a_pause_no_one_waited_for_is_the_exchange_standing_idle() {
     );
     // The server gave up on an idle client: its last words, then its FIN
     // at once; the client never answered the close.
-    let mut trace = Trace::ethernet();
-    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
-    conn.handshake(&mut trace, 0.0, 2.0);
-    conn.send(&mut trace, Side::Client, 10.0, 100);
-    conn.send(&mut trace, Side::Server, 13.0, 50);
-    conn.ack(&mut trace, Side::Client, 13.1);
+    let (mut trace, mut conn) = after_a_first_piece();
     conn.send(&mut trace, Side::Server, 60_013.0, 44);
     conn.fin(&mut trace, Side::Server, 60_013.1);
     conn.ack(&mut trace, Side::Client, 60_013.2);
@@ -223,14 +225,7 @@ fn a_pause_no_one_waited_for_is_the_exchange_standing_idle() {
 fn a_pause_before_a_peer_that_never_moves_stays_the_senders() {
     // A last answer in two pieces, the connection left open: a client with
     // nothing more to ask looks the same whether it waited or not.
-    let mut trace = Trace::ethernet();
-    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
-    conn.handshake(&mut trace, 0.0, 2.0);
-    conn.send(&mut trace, Side::Client, 10.0, 100);
-    conn.send(&mut trace, Side::Server, 13.0, 50);
-    conn.ack(&mut trace, Side::Client, 13.1);
-    conn.send(&mut trace, Side::Server, 313.0, 50);
-    conn.ack(&mut trace, Side::Client, 313.1);
+    let (trace, _) = after_two_pieces();
     let last = &transactions_of(&trace)[0];
     assert_eq!(last.ledger.get(Part::ServerPause), 300.0, "{last:?}");
 }
