@@ -247,7 +247,7 @@ def loss_bursts_downstream(lab):
                   drops=[DropRule("window", direction="c2s", period_s=1.0, burst_s=0.25)])
     path = lab.record("loss_bursts_downstream", setup)["client"]
     pkts = measure.packets(path)
-    resent = [p.time for p in pkts if p.retransmission and p.src == CLIENT_IP]
+    resent = [p.time for p in measure.retransmitted(pkts, CLIENT_IP)]
     bursts = measure.burst_starts(resent, quiet_s=0.4)
     period = measure.median(measure.gaps_ms(bursts)) / 1000
     require(len(bursts) >= 3 and near(period, 1.0), f"{len(bursts)} bursts every {period} s")

@@ -293,13 +293,13 @@ fn track_holes(
     if segment.flags.ack() && rel.ack != 0 {
         rev.stats.capture_drops += rev.holes.acknowledged(rel.ack);
     }
+    if flagged.has(EventKind::LostSegment) {
+        fwd.holes.open(fwd.next_seq, rel.seq);
+    }
     if rel.len == 0 {
         return;
     }
     let end = rel.seq.wrapping_add(rel.len);
-    if flagged.has(EventKind::LostSegment) {
-        fwd.holes.open(fwd.next_seq, rel.seq);
-    }
     // Data first seen above what the receiver had acknowledged: the capture
     // began after the part between them left the sender.
     if fwd.next_seq == 0 && rev.last_ack != 0 && seq::after(rel.seq, rev.last_ack) {
@@ -567,18 +567,26 @@ fn classify_resend(
         flagged.raise(EventKind::FastRetransmission);
         return;
     }
+    let end = rel.seq.wrapping_add(rel.len);
     let threshold = first_rtt_ns
         .filter(|&rtt| rtt > 0)
         .unwrap_or(DEFAULT_OUT_OF_ORDER_NS);
-    if now - fwd.next_seq_ns < threshold && fwd.next_seq != rel.seq.wrapping_add(rel.len) {
+    let soon_after_newest = now - fwd.next_seq_ns < threshold && fwd.next_seq != end;
+    let seen_before =
+        rel.len > 0 && seq::at_or_before(0, rel.seq) && !fwd.holes.overlaps(rel.seq, end);
+    if soon_after_newest && !seen_before {
         flagged.raise(EventKind::OutOfOrder);
         return;
     }
-    if rel.len > 0
-        && rev.last_ack != 0
-        && seq::at_or_before(rel.seq.wrapping_add(rel.len), rev.last_ack)
-    {
+    if rel.len > 0 && rev.last_ack != 0 && seq::at_or_before(end, rev.last_ack) {
         flagged.raise(EventKind::SpuriousRetransmission);
+        return;
+    }
+    // Wireshark reads data this close behind the newest as reordered, but
+    // the capture saw these bytes leave before: the receiver's duplicate or
+    // selective ACKs asked for them again, too soon for any timer.
+    if soon_after_newest {
+        flagged.raise(EventKind::FastRetransmission);
         return;
     }
     flagged.raise(EventKind::Retransmission);

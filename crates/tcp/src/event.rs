@@ -34,11 +34,15 @@ impl Direction {
 pub enum EventKind {
     /// Data (or SYN/FIN) sent again, not prompted by duplicate ACKs.
     Retransmission,
-    /// A retransmission within 20 ms of the second duplicate ACK asking for it.
+    /// A retransmission within 20 ms of the second duplicate ACK asking for
+    /// it; also (unlike Wireshark, which reads it as out-of-order) data the
+    /// capture saw before, sent again within a round trip of the newest.
     FastRetransmission,
     /// A retransmission of data the receiver had already acknowledged.
     SpuriousRetransmission,
-    /// Sent below the highest sequence seen, soon after it: reordered, not resent.
+    /// Sent below the highest sequence seen, soon after it, into a gap the
+    /// capture never saw filled: reordered, or resent after a loss before the
+    /// capture point.
     OutOfOrder,
     /// "Previous segment not captured": a gap in the sequence at the capture point.
     LostSegment,

@@ -31,8 +31,7 @@ impl Holes {
         let mut filled = false;
         let mut rest = Vec::new();
         for &(start, end) in &self.ranges {
-            let overlaps = seq::before(from, end) && seq::before(start, to);
-            if !overlaps {
+            if !overlap((start, end), (from, to)) {
                 rest.push((start, end));
                 continue;
             }
@@ -48,6 +47,11 @@ impl Holes {
         filled
     }
 
+    /// Whether any of `[from, to)` lies in a hole: the capture never saw it.
+    pub fn overlaps(&self, from: u32, to: u32) -> bool {
+        self.ranges.iter().any(|&hole| overlap(hole, (from, to)))
+    }
+
     /// The receiver acknowledged everything below `ack`: holes below it were
     /// never filled, so the capture dropped them. Returns how many.
     pub fn acknowledged(&mut self, ack: u32) -> u64 {
@@ -55,6 +59,10 @@ impl Holes {
         self.ranges.retain(|&(_, end)| seq::after(end, ack));
         (before - self.ranges.len()) as u64
     }
+}
+
+fn overlap((start, end): (u32, u32), (from, to): (u32, u32)) -> bool {
+    seq::before(from, end) && seq::before(start, to)
 }
 
 #[cfg(test)]
@@ -66,7 +74,10 @@ mod tests {
         let mut holes = Holes::default();
         holes.open(100, 200);
         holes.open(300, 400);
+        assert!(holes.overlaps(150, 250));
+        assert!(!holes.overlaps(200, 300));
         assert!(holes.fill(100, 200));
+        assert!(!holes.overlaps(100, 200));
         assert!(!holes.fill(100, 200));
         assert_eq!(holes.acknowledged(500), 1);
         assert!(!holes.fill(300, 400));

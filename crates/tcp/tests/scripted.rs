@@ -102,6 +102,52 @@ fn a_gap_then_dup_acks_then_the_resend_are_lost_dup_and_fast_retransmission() {
     assert_eq!(connections[0].client_to_server.sack_acks, 3);
 }
 
+/// At the sender: segments of 1000 bytes from `first`, the receiver's ACKs
+/// selectively acknowledging all but the second, and the second resent at
+/// once behind new data, well within the handshake's 10 ms round trip.
+fn resend_right_behind_new_data(captured_at_sender: bool) -> (Vec<ConnectionSummary>, Vec<Event>) {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 10.0);
+    conn.send(&mut trace, Side::Server, 20.0, 1000); // 4
+    let second = conn.next_seq(Side::Server);
+    if captured_at_sender {
+        conn.send(&mut trace, Side::Server, 20.1, 1000);
+    } else {
+        conn.lose(Side::Server, 1000);
+    }
+    conn.send(&mut trace, Side::Server, 20.2, 1000);
+    let sacked = conn.next_seq(Side::Server);
+    conn.ack_with_sack(
+        &mut trace,
+        Side::Client,
+        25.2,
+        second,
+        &[(second + 1000, sacked)],
+    );
+    conn.send(&mut trace, Side::Server, 25.3, 1000);
+    conn.send_at(&mut trace, Side::Server, 25.4, second, 1000); // the resend, last
+    run(&trace)
+}
+
+#[test]
+fn bytes_the_capture_saw_before_sent_again_behind_new_data_are_a_retransmission() {
+    let (connections, events) = resend_right_behind_new_data(true);
+    let resend = events.iter().map(|e| e.frame).max().unwrap();
+    assert_eq!(
+        kinds_at(&events, resend),
+        vec![EventKind::FastRetransmission]
+    );
+    let s2c = &connections[0].server_to_client;
+    assert_eq!((s2c.out_of_order, s2c.lost_after_capture), (0, 1));
+
+    let (connections, events) = resend_right_behind_new_data(false);
+    let filled = events.iter().map(|e| e.frame).max().unwrap();
+    assert_eq!(kinds_at(&events, filled), vec![EventKind::OutOfOrder]);
+    let s2c = &connections[0].server_to_client;
+    assert_eq!((s2c.out_of_order, s2c.lost_before_capture), (1, 1));
+}
+
 #[test]
 fn a_late_resend_is_a_retransmission_and_an_acked_one_is_spurious() {
     let mut trace = Trace::ethernet();

@@ -127,6 +127,12 @@ impl Packet {
         self.syn && !self.ack_flag
     }
 
+    /// Data sent again: Wireshark calls a resend out-of-order when it follows
+    /// new data within a round trip, and the lab's wire never reorders.
+    fn is_resent(&self) -> bool {
+        self.len > 0 && (self.retransmission || self.out_of_order)
+    }
+
     fn is_syn_ack(&self) -> bool {
         self.syn && self.ack_flag
     }
@@ -559,7 +565,7 @@ fn loss_bursts_after_the_capture_point_show_as_periodic_retransmissions() {
     let from_client = all_from(&lab, CLIENT);
     let resent: Vec<f64> = from_client
         .iter()
-        .filter(|p| p.retransmission)
+        .filter(|p| p.is_resent())
         .map(|p| p.time)
         .collect();
     assert_eq!(resent.len() as f64, lab.expect("retransmissions_min"));
@@ -604,10 +610,9 @@ fn loss_before_the_capture_point_shows_as_gaps_at_the_receiver() {
         data_lost_there, 0,
         "the sender's tap is upstream of the loss"
     );
-    // Wireshark calls a resend out-of-order when it follows new data within an RTT.
     let resent = sent
         .iter()
-        .filter(|p| p.src == CLIENT && (p.retransmission || p.out_of_order))
+        .filter(|p| p.src == CLIENT && p.is_resent())
         .count() as f64;
     assert_eq!(
         resent,
