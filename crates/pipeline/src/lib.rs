@@ -249,6 +249,13 @@ impl Analysis {
                 self.counts.copies
             ));
         }
+        if self.counts.recorded_twice > 0 {
+            notes.push(format!(
+                "{} frames were recorded twice by the capture (the same packet again, \
+                 as a mirror port shows it going in and out) and were analysed once",
+                self.counts.recorded_twice
+            ));
+        }
         if self.counts.tcp_segments == 0 && self.counts.frames > 0 {
             let frames = match self.counts.frames {
                 1 => "the only frame held no".to_string(),
@@ -272,6 +279,8 @@ pub struct Counts {
     pub selected_segments: u64,
     /// Frames that another input file had already captured, left out of the analysis.
     pub copies: u64,
+    /// Frames one file recorded twice (see [`tcp::Tracker::process`]), left out.
+    pub recorded_twice: u64,
     pub skipped: SkipCounts,
     pub clock: Clock,
     /// The frames without TCP, by what they carried.
@@ -522,8 +531,9 @@ pub fn analyze_observed(
             read.count(&decoded.segment);
             if let Ok(segment) = &decoded.segment {
                 let payload = &batch.payloads[decoded.payload.clone()];
-                let view = analyzer.segment(segment, payload);
-                on_segment(&view);
+                if let Some(view) = analyzer.segment(segment, payload) {
+                    on_segment(&view);
+                }
             }
         }
         analyzer.drain_events(&mut on_event);
@@ -631,6 +641,7 @@ pub struct Analyzer {
     tcp_segments: u64,
     selected_segments: u64,
     copies: u64,
+    recorded_twice: u64,
 }
 
 impl Analyzer {
@@ -655,6 +666,7 @@ impl Analyzer {
             tcp_segments: 0,
             selected_segments: 0,
             copies: 0,
+            recorded_twice: 0,
         }
     }
 
@@ -681,16 +693,20 @@ impl Analyzer {
     }
 
     /// One decoded segment; `payload` is its captured payload start (or
-    /// empty), read only to name transactions.
-    pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> SegmentView {
+    /// empty), read only to name transactions. None for a frame the capture
+    /// recorded twice, counted and left out.
+    pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> Option<SegmentView> {
+        let Some(view) = self.tracker.process(segment) else {
+            self.recorded_twice += 1;
+            return None;
+        };
         self.tcp_segments += 1;
-        let view = self.tracker.process(segment);
         if view.connection == self.opened.len() as u64 {
             self.opened.push(segment.frame);
         }
         if let Some(selecting) = &mut self.selecting {
             if !selecting.keeps(segment, &view) {
-                return view;
+                return Some(view);
             }
         }
         self.selected_segments += 1;
@@ -700,7 +716,7 @@ impl Analyzer {
         if let Some(timeline) = &mut self.timeline {
             count_segment(timeline, segment, &view);
         }
-        view
+        Some(view)
     }
 
     /// The analysis events raised since the last call, in frame order:
@@ -781,6 +797,7 @@ impl Analyzer {
             tcp_segments: self.tcp_segments,
             selected_segments: self.selected_segments,
             copies: self.copies,
+            recorded_twice: self.recorded_twice,
             memory_budget_bytes: self.memory_budget_bytes,
         }
     }

@@ -35,6 +35,7 @@ pub struct Part {
     pub tcp_segments: u64,
     pub selected_segments: u64,
     pub copies: u64,
+    pub recorded_twice: u64,
     pub memory_budget_bytes: u64,
 }
 
@@ -117,6 +118,7 @@ impl Default for Part {
             tcp_segments: 0,
             selected_segments: 0,
             copies: 0,
+            recorded_twice: 0,
             memory_budget_bytes: crate::DEFAULT_MEMORY_BYTES,
         }
     }
@@ -145,6 +147,7 @@ impl Part {
         self.tcp_segments += other.tcp_segments;
         self.selected_segments += other.selected_segments;
         self.copies += other.copies;
+        self.recorded_twice += other.recorded_twice;
     }
 }
 
@@ -167,6 +170,7 @@ pub fn conclude(
         tcp_segments,
         selected_segments,
         copies,
+        recorded_twice,
         memory_budget_bytes,
         ..
     } = part;
@@ -214,6 +218,7 @@ pub fn conclude(
             tcp_segments,
             selected_segments,
             copies,
+            recorded_twice,
             skipped,
             clock,
             other_traffic,

@@ -580,6 +580,7 @@ wire_struct!(Part {
     tcp_segments,
     selected_segments,
     copies,
+    recorded_twice,
     memory_budget_bytes,
 });
 wire_struct!(CaptureError {

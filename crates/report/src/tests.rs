@@ -68,7 +68,10 @@ fn details_of(trace: &synth::Trace) -> Vec<ConnectionDetail> {
     let mut collector = Collector::for_connections(&[0]);
     for frame in trace.captured_frames() {
         let segment = decode::decode(&frame).unwrap();
-        collector.observe(&tracker.process(&segment));
+        let view = tracker
+            .process(&segment)
+            .expect("scripted frames are recorded once");
+        collector.observe(&view);
     }
     collector.finish()
 }

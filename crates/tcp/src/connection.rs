@@ -4,6 +4,7 @@ use decode::{Endpoint, Flags, Segment};
 
 use crate::direction::{self, Half, Relative, SideRtts, WindowScale};
 use crate::event::{Direction, EventKind, EventSet};
+use crate::recorded_twice::Recent;
 use crate::summary::{Close, CloseHow, ConnState, ConnectionSummary, Handshake, Role, SynOptions};
 use crate::view::SegmentView;
 
@@ -37,6 +38,7 @@ pub struct Connection {
     history_seen: [u8; 2],
     fin_frame: [Option<u64>; 2],
     rst_frame: [Option<u64>; 2],
+    recent: [Recent; 2],
 }
 
 impl Connection {
@@ -64,6 +66,7 @@ impl Connection {
             history_seen: [0; 2],
             fin_frame: [None; 2],
             rst_frame: [None; 2],
+            recent: Default::default(),
         }
     }
 
@@ -123,6 +126,17 @@ impl Connection {
     pub fn host_numbered_elsewhere(&mut self, segment: &Segment, id: u16) {
         let direction = self.direction_of(segment);
         self.halves_mut(direction).0.host_numbered_elsewhere(id);
+    }
+
+    /// True when the capture recorded `segment` twice (see
+    /// [`crate::recorded_twice`]): the copy is left out.
+    pub fn recorded_twice(&mut self, segment: &Segment) -> bool {
+        let sender = self.direction_of(segment).index();
+        if self.recent[sender].repeats(segment) {
+            return true;
+        }
+        self.recent[1 - sender].peer_sent();
+        false
     }
 
     /// Analyses one segment; returns what it made of it.

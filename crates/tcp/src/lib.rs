@@ -13,6 +13,7 @@ mod direction;
 mod event;
 mod holes;
 mod ip_id;
+mod recorded_twice;
 mod release;
 mod rtt;
 mod send_time;

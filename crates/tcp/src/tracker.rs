@@ -150,8 +150,9 @@ impl Tracker {
         self.departed.drain(..)
     }
 
-    /// Analyses one segment, queueing the events it raises, and says what it made of it.
-    pub fn process(&mut self, segment: &Segment) -> SegmentView {
+    /// Analyses one segment, queueing the events it raises, and says what it
+    /// made of it; None for a frame the capture recorded twice, left out.
+    pub fn process(&mut self, segment: &Segment) -> Option<SegmentView> {
         self.latest_ns = self.latest_ns.max(segment.timestamp_ns);
         let key = flow_key(segment);
         let (slot, opened) = match self.last {
@@ -181,6 +182,9 @@ impl Tracker {
         let Some(connection) = self.slots[slot].as_mut() else {
             unreachable!("a live flow's slot holds its connection");
         };
+        if connection.recorded_twice(segment) {
+            return None;
+        }
         if let Some(other) = host_numbered_elsewhere(&mut self.host_ids, segment, connection.id) {
             connection.host_numbered_elsewhere(segment, other);
         }
@@ -206,7 +210,7 @@ impl Tracker {
         if self.latest_ns.saturating_sub(self.last_sweep_ns) > SWEEP_INTERVAL_NS {
             self.sweep();
         }
-        view
+        Some(view)
     }
 
     /// The slot of the flow's live connection, or of a new one started by

@@ -18,7 +18,7 @@ fn last_release(trace: &Trace) -> Option<tcp::Release> {
     let mut tracker = Tracker::new();
     let mut last = None;
     for frame in trace.captured_frames() {
-        last = Some(tracker.process(&decode::decode(&frame).expect("scripted frames are TCP")));
+        last = tracker.process(&decode::decode(&frame).expect("scripted frames are TCP"));
     }
     last.and_then(|view| view.wait).map(|wait| wait.ended_by)
 }
@@ -290,12 +290,17 @@ fn a_window_update_does_not_end_a_run_of_duplicate_acks() {
     conn.send(&mut trace, Side::Client, 20.2, 1000); // 6
     let mut dup = conn.packet(Side::Server, synth::Packet::ACK);
     dup.ack = lost;
-    trace.push(25.0, &dup); // 7: new ACK
-    trace.push(25.1, &dup); // 8: dup 1
-    trace.push(25.2, &dup); // 9: dup 2
+    // Each ACK numbered anew by its sender, as a stack does.
+    let mut push = |at_ms, dup: &mut synth::Packet| {
+        trace.push(at_ms, dup);
+        dup.ip_id += 1;
+    };
+    push(25.0, &mut dup); // 7: new ACK
+    push(25.1, &mut dup); // 8: dup 1
+    push(25.2, &mut dup); // 9: dup 2
     dup.window += 100;
-    trace.push(25.3, &dup); // 10: window update
-    trace.push(25.4, &dup); // 11: dup 3, at the new window
+    push(25.3, &mut dup); // 10: window update
+    push(25.4, &mut dup); // 11: dup 3, at the new window
     conn.send_at(&mut trace, Side::Client, 25.5, lost, 1000); // 12
     let (_, events) = run(&trace);
     assert_eq!(kinds_at(&events, 10), vec![EventKind::WindowUpdate]);

@@ -9,7 +9,10 @@ fn transactions_of(trace: &Trace) -> Vec<Transaction> {
     let mut builder = Builder::new();
     for frame in trace.captured_frames() {
         let segment = decode::decode(&frame).unwrap();
-        builder.observe(&tracker.process(&segment), segment.payload(frame.data));
+        let view = tracker
+            .process(&segment)
+            .expect("scripted frames are recorded once");
+        builder.observe(&view, segment.payload(frame.data));
     }
     builder.finish().0
 }
