@@ -55,11 +55,18 @@ impl Print {
     }
 }
 
+/// A packet remembered: when it was seen, and whether the peer has sent since.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    print: Print,
+    at_ns: i64,
+    peer_sent_since: bool,
+}
+
 /// One direction's latest packets.
 #[derive(Debug, Default)]
 pub struct Recent {
-    /// Each packet, when it was seen, and whether the peer has sent since.
-    prints: [Option<(Print, i64, bool)>; REMEMBERED],
+    seen: [Option<Seen>; REMEMBERED],
     next: usize,
     /// Different packets came with one IP ID: the sender does not number them.
     ids_repeat: bool,
@@ -71,19 +78,25 @@ impl Recent {
         let Some(print) = Print::of(segment) else {
             return false;
         };
-        let remembered = || self.prints.iter().flatten();
-        let ids_repeat = self.ids_repeat
-            || remembered().any(|(seen, ..)| seen.ip_id == print.ip_id && *seen != print);
-        let numbered = print.ip_id.is_some() && !ids_repeat;
         let now = segment.timestamp_ns;
-        let copy = remembered().any(|&(seen, seen_ns, peer_sent_since)| {
-            seen == print
-                && now - seen_ns <= COPY_WITHIN_NS
-                && (numbered || (print.timestamp.is_some() && !peer_sent_since))
-        });
-        self.ids_repeat = ids_repeat;
+        let (mut soon_after, mut soon_after_alone) = (false, false);
+        for seen in self.seen.iter().flatten() {
+            if seen.print != print {
+                self.ids_repeat |= print.ip_id.is_some() && seen.print.ip_id == print.ip_id;
+            } else if now - seen.at_ns <= COPY_WITHIN_NS {
+                soon_after = true;
+                soon_after_alone |= !seen.peer_sent_since;
+            }
+        }
+        let numbered = print.ip_id.is_some() && !self.ids_repeat;
+        let stamped = print.timestamp.is_some();
+        let copy = (soon_after && numbered) || (soon_after_alone && stamped);
         if !copy {
-            self.prints[self.next] = Some((print, now, false));
+            self.seen[self.next] = Some(Seen {
+                print,
+                at_ns: now,
+                peer_sent_since: false,
+            });
             self.next = (self.next + 1) % REMEMBERED;
         }
         copy
@@ -91,8 +104,8 @@ impl Recent {
 
     /// The peer sent a packet: a resend may answer it from now on.
     pub fn peer_sent(&mut self) {
-        for (.., peer_sent_since) in self.prints.iter_mut().flatten() {
-            *peer_sent_since = true;
+        for seen in self.seen.iter_mut().flatten() {
+            seen.peer_sent_since = true;
         }
     }
 }
