@@ -208,25 +208,51 @@ fn with_text(title: String, explanation: String, fix: &str) -> Finding {
 fn nagle(facts: &Facts) -> Finding {
     let (sender, receiver) = facts.sender();
     let typical = facts.typical_wait_ms();
+    let ack_held_ms = typical - facts.round_trip_ms();
+    let ms = |ns: i64| ns as f64 / 1e6;
+    let (until, why_late, or_else) = if ack_held_ms < ms(tcp::DELAYED_ACK_MIN_NS) {
+        (
+            format!("the {receiver}'s ACK a round trip later"),
+            "that ACK takes the path's round trip".to_string(),
+            "move the two ends closer".to_string(),
+        )
+    } else if ack_held_ms <= ms(tcp::DELAYED_ACK_MAX_NS) {
+        (
+            format!("the {receiver}'s delayed ACK"),
+            format!("the {receiver} delays that ACK hoping to send it with data of its own"),
+            format!(
+                "have the {receiver} acknowledge at once (TCP_QUICKACK on Linux, \
+                 TcpAckFrequency=1 on Windows)"
+            ),
+        )
+    } else {
+        (
+            format!("the {receiver}'s ACK, later than any delayed-ACK timer"),
+            format!(
+                "the {receiver} acknowledged {} past the round trip, longer than any \
+                 delayed-ACK timer holds an ACK (half a second): it was slow to answer at all",
+                duration(ack_held_ms)
+            ),
+            format!("find what kept the {receiver} from acknowledging"),
+        )
+    };
     let mut found = with_text(
         format!(
-            "{} of {} each: the {sender} held a small segment back (Nagle) until the \
-             {receiver}'s delayed ACK",
+            "{} of {} each: the {sender} held a small segment back (Nagle) until {until}",
             count(facts.stretches, "wait"),
             duration(typical)
         ),
         format!(
             "The {sender} writes its messages in more than one piece. With a small piece still \
              unacknowledged, Nagle's algorithm holds the next small one back until an ACK \
-             comes, and the {receiver} delays that ACK hoping to send it with data of its \
-             own.{}",
+             comes, and {why_late}.{}",
             facts.example_text()
         ),
         "",
     );
     found.fix = format!(
-        "Set TCP_NODELAY on the {sender}'s socket, or write each message in one call; or have \
-         the {receiver} acknowledge at once (TCP_QUICKACK on Linux, TcpAckFrequency=1 on Windows)."
+        "Set TCP_NODELAY on the {sender}'s socket, or write each message in one call; or \
+         {or_else}."
     );
     found.figures.insert("stall_ms", round(typical));
     found.figures.insert("stalls", facts.stretches as f64);

@@ -207,3 +207,52 @@ fn syns_resent_again_and_again_are_not_explained_by_a_fin_resent_to_a_peer_gone(
     assert_eq!(found[0].kind, "connection_setup_failure", "{found:#?}");
     assert!(of_kind(&found, "packet_loss").is_none(), "{found:#?}");
 }
+
+/// Requests written in two small pieces, the second held (Nagle) until the
+/// server acknowledged the first `ack_after_ms` after it came, over a 1 ms
+/// round trip (captured beside the client).
+fn requests_in_two_pieces(ack_after_ms: f64) -> Trace {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 1.0);
+    let mut at = 2.0;
+    for _ in 0..5 {
+        conn.send(&mut trace, Side::Client, at, 100);
+        let acked = at + 1.0 + ack_after_ms;
+        conn.ack(&mut trace, Side::Server, acked);
+        conn.send(&mut trace, Side::Client, acked + 0.05, 50);
+        conn.send(&mut trace, Side::Server, acked + 1.5, 300);
+        conn.ack(&mut trace, Side::Client, acked + 1.6);
+        at = acked + 3.0;
+    }
+    trace
+}
+
+#[test]
+fn a_nagle_wait_names_the_delayed_ack_only_when_a_delayed_ack_timer_held_the_ack() {
+    let found = findings(&requests_in_two_pieces(40.0));
+    let nagle = of_kind(&found, "nagle_delayed_ack").expect("Nagle");
+    assert!(
+        nagle.title.ends_with("until the server's delayed ACK"),
+        "{}",
+        nagle.title
+    );
+    // An ACK sent at once: the held piece waited a round trip, no timer.
+    let found = findings(&requests_in_two_pieces(0.1));
+    let nagle = of_kind(&found, "nagle_delayed_ack").expect("Nagle");
+    assert!(
+        nagle
+            .title
+            .ends_with("until the server's ACK a round trip later"),
+        "{}",
+        nagle.title
+    );
+    // RFC 1122 holds a delayed ACK under half a second: this one was late for another reason.
+    let found = findings(&requests_in_two_pieces(900.0));
+    let nagle = of_kind(&found, "nagle_delayed_ack").expect("Nagle");
+    assert!(
+        nagle.title.contains("later than any delayed-ACK timer"),
+        "{}",
+        nagle.title
+    );
+}

@@ -25,7 +25,9 @@ mod view;
 
 pub use direction::SideRtts;
 pub use event::{Direction, Event, EventKind, EventSet};
-pub use release::{Lacked, Release, Wait, DELAYED_ACK_MIN_NS, HOST_REACTION_NS};
+pub use release::{
+    Lacked, Release, Wait, DELAYED_ACK_MAX_NS, DELAYED_ACK_MIN_NS, HOST_REACTION_NS,
+};
 pub use summary::{
     AckClockStats, Close, CloseHow, ConnState, ConnectionSummary, DirectionSummary, Handshake,
     PathRtt, Retransmissions, Role, RttStats, SynOptions, WindowStats,

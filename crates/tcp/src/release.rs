@@ -33,6 +33,8 @@ pub const HOST_REACTION_NS: i64 = 2_000_000;
 /// acknowledge every second full segment at once. An ACK later than the round
 /// trip by at least half the shortest of those timers was held back.
 pub const DELAYED_ACK_MIN_NS: i64 = 20_000_000;
+/// No delayed-ACK timer holds an ACK longer (RFC 1122, 4.2.3.2).
+pub const DELAYED_ACK_MAX_NS: i64 = 500_000_000;
 
 /// ACKs seen at the capture point but not yet at the sender, at most: a
 /// longer backlog (a fat, long pipe seen from the receiver's side, or a
