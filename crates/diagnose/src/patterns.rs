@@ -307,8 +307,10 @@ pub struct LossBursts {
 /// Ticks with retransmissions or gaps, grouped into bursts apart from each
 /// other by stretches without loss; the longest of them, set apart from
 /// the shorter by the widest break in their lengths (a periodic outage
-/// against the odd loss between), when they start (or end) at a period
-/// too steady for loss at random times. A burst the capture's start or end
+/// against the odd loss between), when they start (or end) at a period:
+/// every gap within the period's tolerance, and too steady for loss at
+/// random times (a sender's own congestion loss, back each time its window
+/// regrows, is more even than random but keeps no period). A burst the capture's start or end
 /// cut short has edges the capture does not show, and is left out.
 pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
     let (tick_ns, first, last) = match ticks {
@@ -332,7 +334,10 @@ pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
     // significance.
     let starts: Vec<i64> = bursts.iter().map(|&(start, _)| start).collect();
     let ends: Vec<i64> = bursts.iter().map(|&(_, end)| end).collect();
-    let steady = |times: &[i64]| chance_of_steadiness(times, tick_ns) < SIGNIFICANCE / 2.0;
+    let steady = |times: &[i64]| {
+        let spread = spread_of_gaps(times, tick_ns);
+        spread <= PERIOD_TOLERANCE && chance_of_steadiness(spread, times.len()) < SIGNIFICANCE / 2.0
+    };
     if !steady(&starts) && !steady(&ends) {
         return None;
     }
@@ -345,28 +350,36 @@ pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
     })
 }
 
-/// The chance that events at random times would come as evenly spaced as
-/// `times` (ns, in order), each known to a tick. Given their first and
-/// last, the n gaps between random times are uniform spacings, and the
-/// chance that all lie within a share `d` of their mean is at most
-/// (n-1)! (2d/n)^(n-1).
-fn chance_of_steadiness(times: &[i64], tick_ns: i64) -> f64 {
+/// How far the gaps between `times` (ns, in order, each known to a tick)
+/// stray from their mean, at most, as a share of it.
+fn spread_of_gaps(times: &[i64], tick_ns: i64) -> f64 {
     let gaps = times.len().saturating_sub(1);
     let mean = match (times.first(), times.last()) {
         (Some(first), Some(last)) if gaps > 0 => (last - first) as f64 / gaps as f64,
-        _ => return 1.0,
+        _ => return f64::INFINITY,
     };
     if mean <= 0.0 {
-        return 1.0;
+        return f64::INFINITY;
     }
     let farthest = times
         .windows(2)
         .map(|pair| ((pair[1] - pair[0]) as f64 - mean).abs())
         .fold(tick_ns as f64, f64::max);
-    let d = farthest / mean;
+    farthest / mean
+}
+
+/// The chance that `count` events at random times would come with gaps
+/// as even as `spread`. Given their first and last, the n gaps between
+/// random times are uniform spacings, and the chance that all lie within
+/// a share `d` of their mean is at most (n-1)! (2d/n)^(n-1).
+fn chance_of_steadiness(spread: f64, count: usize) -> f64 {
+    let gaps = count.saturating_sub(1);
+    if gaps == 0 || !spread.is_finite() {
+        return 1.0;
+    }
     let n = gaps as f64;
     let log_factorial: f64 = (1..gaps).map(|k| (k as f64).ln()).sum();
-    (log_factorial + (n - 1.0) * (2.0 * d / n).ln())
+    (log_factorial + (n - 1.0) * (2.0 * spread / n).ln())
         .exp()
         .min(1.0)
 }
@@ -415,9 +428,27 @@ mod tests {
     fn steadiness_is_as_likely_as_uniform_spacings_make_it() {
         // Two gaps within a share d of their mean: a chance of d.
         let second = 1_000_000_000;
-        let chance = chance_of_steadiness(&[0, 10 * second, 21 * second], 1);
-        assert!((chance - 1.0 / 21.0).abs() < 1e-9);
+        let spread = spread_of_gaps(&[0, 10 * second, 21 * second], 1);
+        assert!((spread - 1.0 / 21.0).abs() < 1e-9);
+        assert!((chance_of_steadiness(spread, 3) - 1.0 / 21.0).abs() < 1e-9);
         // Events closer than their tick cannot be told apart from random.
-        assert_eq!(chance_of_steadiness(&[0, 1, 2, 3], 10), 1.0);
+        let spread = spread_of_gaps(&[0, 1, 2, 3], 10);
+        assert_eq!(chance_of_steadiness(spread, 4), 1.0);
+    }
+
+    #[test]
+    fn losses_more_even_than_chance_but_far_from_a_period_are_no_pattern() {
+        // A sender's own congestion loss comes back as its window regrows:
+        // 13 losses from 0.8 s to 3.9 s apart, too even for random times,
+        // yet no steady period a cause could run at.
+        let gaps = [230, 220, 200, 180, 320, 260, 360, 340, 80, 220, 390, 320];
+        let mut lost_at = vec![100];
+        for gap in gaps {
+            lost_at.push(lost_at.last().unwrap() + gap);
+        }
+        let starts: Vec<i64> = lost_at.iter().map(|&tick| tick as i64 * TICK_NS).collect();
+        let spread = spread_of_gaps(&starts, TICK_NS);
+        assert!(chance_of_steadiness(spread, starts.len()) < SIGNIFICANCE / 2.0);
+        assert!(loss_burst_pattern(&ticks_losing_at(&lost_at, 3400)).is_none());
     }
 }

@@ -79,8 +79,8 @@ pub const QUEUE_CORRELATION: f64 = 0.5;
 /// And the typical round trip stands this far above the least: the queue is standing.
 pub const QUEUE_RTT_RATIO: f64 = 1.5;
 
-/// Stalls whose starts are this evenly spaced (each interval within this
-/// share of the median one) recur at a period.
+/// Stalls or loss bursts this evenly spaced (each interval within this
+/// share of the typical one) recur at a period.
 pub const PERIOD_TOLERANCE: f64 = 0.2;
 /// Times something must happen to be a pattern rather than a coincidence
 /// (recurrences to call it periodic, ports reused to call it a habit).
