@@ -5,12 +5,9 @@
 //! Everything here is a running sum: a few numbers per direction, whatever
 //! the length of the connection.
 
-use crate::release::DELAYED_ACK_MAX_NS;
+use crate::release::{DELAYED_ACK_MAX_NS, DELAYED_ACK_MIN_NS};
 use crate::summary::AckClockStats;
 
-/// How much later than the round trip an ACK must come to count as delayed
-/// on purpose (Linux waits at least 40 ms, Windows up to 200 ms).
-const DELAYED_ACK_MIN_NS: i64 = 30_000_000;
 /// A sender that resumes within a round trip and this much of a late ACK was waiting for it.
 const RESUME_SLACK_NS: i64 = 2_000_000;
 

@@ -361,6 +361,10 @@ fn a_write_that_waits_for_the_delayed_ack_of_its_odd_segment_is_counted() {
     // The second write waited; after the last one nothing was sent.
     assert_eq!(clock.delayed_ack_waits, 1);
     assert!((clock.delayed_ack_wait_ms - 44.3).abs() < 0.01, "{clock:?}");
+    // Held 25 ms past the round trip: over half Linux's shortest timer, the
+    // bound every delayed-ACK judgement here shares.
+    let c = write_with_late_last_ack(25.0, &[1200]);
+    assert_eq!(c.client_to_server.ack_clock.delayed_ack_waits, 1);
 }
 
 #[test]
