@@ -302,7 +302,8 @@ impl ReleaseTracker {
         let newly_acked = ack.ack_after.wrapping_sub(ack.ack_before);
         let covered_all = !seq::after(ack.sent_up_to, ack.ack_after);
         let lone = u64::from(newly_acked) < 2 * u64::from(self.full_segment());
-        let late = ack.at_ns - last_data_ns - rtt_to_receiver_ns >= DELAYED_ACK_MIN_NS;
+        let held = ack.at_ns - last_data_ns - rtt_to_receiver_ns;
+        let late = (DELAYED_ACK_MIN_NS..=DELAYED_ACK_MAX_NS).contains(&held);
         let window = ack
             .window_before
             .unwrap_or(u64::MAX)

@@ -367,6 +367,36 @@ fn a_write_that_waits_for_the_delayed_ack_of_its_odd_segment_is_counted() {
     assert_eq!(c.client_to_server.ack_clock.delayed_ack_waits, 1);
 }
 
+/// What released a write that followed, at once, the ACK of the odd last
+/// segment of the one before, held `held_ms` past the 2 ms round trip.
+fn write_after_the_ack_of_an_odd_segment(held_ms: f64) -> Option<tcp::Release> {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:5001");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    let start = conn.next_seq(Side::Client);
+    for len in [1448, 1448, 1200] {
+        conn.send(&mut trace, Side::Client, 3.0, len);
+    }
+    conn.ack_with_sack(&mut trace, Side::Server, 5.0, start + 2896, &[]);
+    conn.ack(&mut trace, Side::Server, 5.0 + held_ms);
+    conn.send(&mut trace, Side::Client, 5.05 + held_ms, 1448);
+    last_release(&trace)
+}
+
+#[test]
+fn only_an_ack_held_within_a_delayed_ack_timers_bounds_was_delayed() {
+    let ack_delayed = |held_ms| match write_after_the_ack_of_an_odd_segment(held_ms) {
+        Some(tcp::Release::Ack {
+            lacked: tcp::Lacked::AllAcked { ack_delayed, .. },
+            ..
+        }) => ack_delayed,
+        other => panic!("{other:?}"),
+    };
+    assert!(ack_delayed(42.0));
+    // RFC 1122 bounds a delayed ACK at half a second: this one was held by something else.
+    assert!(!ack_delayed(800.0));
+}
+
 #[test]
 fn a_prompt_ack_or_a_late_ack_of_two_full_segments_is_not_a_delayed_ack_wait() {
     let prompt = write_with_late_last_ack(0.5, &[1200]);
