@@ -205,37 +205,55 @@ fn with_text(title: String, explanation: String, fix: &str) -> Finding {
     }
 }
 
-fn nagle(facts: &Facts) -> Finding {
-    let (sender, receiver) = facts.sender();
-    let typical = facts.typical_wait_ms();
-    let ack_held_ms = typical - facts.round_trip_ms();
+/// What the ACK that released a segment held back by Nagle was, from how long
+/// past the round trip it came: at once, a delayed ACK, or later than any
+/// delayed-ACK timer holds one.
+struct HeldBack {
+    until: String,
+    why_late: String,
+    or_else: String,
+}
+
+fn held_back_by(receiver: &str, ack_held_ms: f64) -> HeldBack {
     let ms = |ns: i64| ns as f64 / 1e6;
-    let (until, why_late, or_else) = if ack_held_ms < ms(tcp::DELAYED_ACK_MIN_NS) {
-        (
-            format!("the {receiver}'s ACK a round trip later"),
-            "that ACK takes the path's round trip".to_string(),
-            "move the two ends closer".to_string(),
-        )
-    } else if ack_held_ms <= ms(tcp::DELAYED_ACK_MAX_NS) {
-        (
-            format!("the {receiver}'s delayed ACK"),
-            format!("the {receiver} delays that ACK hoping to send it with data of its own"),
-            format!(
+    if ack_held_ms < ms(tcp::DELAYED_ACK_MIN_NS) {
+        return HeldBack {
+            until: format!("the {receiver}'s ACK a round trip later"),
+            why_late: "that ACK takes the path's round trip".to_string(),
+            or_else: "move the two ends closer".to_string(),
+        };
+    }
+    if ack_held_ms <= ms(tcp::DELAYED_ACK_MAX_NS) {
+        return HeldBack {
+            until: format!("the {receiver}'s delayed ACK"),
+            why_late: format!(
+                "the {receiver} delays that ACK hoping to send it with data of its own"
+            ),
+            or_else: format!(
                 "have the {receiver} acknowledge at once (TCP_QUICKACK on Linux, \
                  TcpAckFrequency=1 on Windows)"
             ),
-        )
-    } else {
-        (
-            format!("the {receiver}'s ACK, later than any delayed-ACK timer"),
-            format!(
-                "the {receiver} acknowledged {} past the round trip, longer than any \
-                 delayed-ACK timer holds an ACK (half a second): it was slow to answer at all",
-                duration(ack_held_ms)
-            ),
-            format!("find what kept the {receiver} from acknowledging"),
-        )
-    };
+        };
+    }
+    HeldBack {
+        until: format!("the {receiver}'s ACK, later than any delayed-ACK timer"),
+        why_late: format!(
+            "the {receiver} acknowledged {} past the round trip, longer than any delayed-ACK \
+             timer holds an ACK (half a second): it was slow to answer at all",
+            duration(ack_held_ms)
+        ),
+        or_else: format!("find what kept the {receiver} from acknowledging"),
+    }
+}
+
+fn nagle(facts: &Facts) -> Finding {
+    let (sender, receiver) = facts.sender();
+    let typical = facts.typical_wait_ms();
+    let HeldBack {
+        until,
+        why_late,
+        or_else,
+    } = held_back_by(receiver, typical - facts.round_trip_ms());
     let mut found = with_text(
         format!(
             "{} of {} each: the {sender} held a small segment back (Nagle) until {until}",
