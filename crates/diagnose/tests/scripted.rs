@@ -228,31 +228,29 @@ fn requests_in_two_pieces(ack_after_ms: f64) -> Trace {
     trace
 }
 
+/// The title of the Nagle finding on [`requests_in_two_pieces`].
+fn nagle_title(ack_after_ms: f64) -> String {
+    let found = findings(&requests_in_two_pieces(ack_after_ms));
+    of_kind(&found, "nagle_delayed_ack")
+        .expect("Nagle")
+        .title
+        .clone()
+}
+
 #[test]
 fn a_nagle_wait_names_the_delayed_ack_only_when_a_delayed_ack_timer_held_the_ack() {
-    let found = findings(&requests_in_two_pieces(40.0));
-    let nagle = of_kind(&found, "nagle_delayed_ack").expect("Nagle");
-    assert!(
-        nagle.title.ends_with("until the server's delayed ACK"),
-        "{}",
-        nagle.title
-    );
+    let title = nagle_title(40.0);
+    assert!(title.ends_with("until the server's delayed ACK"), "{title}");
     // An ACK sent at once: the held piece waited a round trip, no timer.
-    let found = findings(&requests_in_two_pieces(0.1));
-    let nagle = of_kind(&found, "nagle_delayed_ack").expect("Nagle");
+    let title = nagle_title(0.1);
     assert!(
-        nagle
-            .title
-            .ends_with("until the server's ACK a round trip later"),
-        "{}",
-        nagle.title
+        title.ends_with("until the server's ACK a round trip later"),
+        "{title}"
     );
     // RFC 1122 holds a delayed ACK under half a second: this one was late for another reason.
-    let found = findings(&requests_in_two_pieces(900.0));
-    let nagle = of_kind(&found, "nagle_delayed_ack").expect("Nagle");
+    let title = nagle_title(900.0);
     assert!(
-        nagle.title.contains("later than any delayed-ACK timer"),
-        "{}",
-        nagle.title
+        title.contains("later than any delayed-ACK timer"),
+        "{title}"
     );
 }
