@@ -30,6 +30,7 @@ import traceback
 
 import measure
 import pcapfile
+import plants
 from hosts import CLIENT_IP, SERVER_IP, Names, hosts, in_ns, recording, running
 from plants import CAUSES, PORT, TCP_INFO, NotPlanted, Taps
 
@@ -312,6 +313,7 @@ def sweep(args):
     if unknown:
         sys.exit(f"sweep: unknown class {', '.join(unknown)}; known: {', '.join(CAUSES)}")
     os.makedirs(args.out, exist_ok=True)
+    force_sysctls(settings(args.client_sysctl), settings(args.server_sysctl))
     slots = plan(args.n, names, args.seed)
     if args.missing:
         slots = [s for s in slots if not os.path.exists(os.path.join(args.out, f"{s.name}.json"))]
@@ -341,6 +343,29 @@ def sweep(args):
     missing = log.finish()
     if missing:
         sys.exit(f"sweep: not planted after {ATTEMPTS} draws: {', '.join(missing)}")
+
+
+def settings(pairs):
+    try:
+        return {key: int(value) for key, value in (pair.split("=", 1) for pair in pairs)}
+    except ValueError:
+        sys.exit(f"sweep: a sysctl is KEY=NUMBER, not {' '.join(pairs)}")
+
+
+def force_sysctls(client, server):
+    """Every stack drawn gets these settings on top, the draw otherwise
+    unchanged: the same scenarios, run by another kind of host."""
+    if not client and not server:
+        return
+    draw = plants.draw_stack
+
+    def draw_forced(rng):
+        stack = draw(rng)
+        stack.client.update(client)
+        stack.server.update(server)
+        return stack
+
+    plants.draw_stack = draw_forced
 
 
 def command_line():
@@ -457,6 +482,11 @@ def parse_arguments():
                         help=f"the hosts' name prefix (default {PREFIX}; 12 characters at most)")
     parser.add_argument("--sample", metavar="FROM_DIR",
                         help="copy the committed sample out of a full sweep")
+    for side in ("client", "server"):
+        parser.add_argument(f"--{side}-sysctl", action="append", default=[],
+                            metavar="KEY=VALUE",
+                            help=f"set on every {side} drawn, over what the draw chose "
+                                 f"(e.g. net.ipv4.tcp_timestamps=0, as Windows runs)")
     args = parser.parse_args()
     args.out_given = args.out is not None
     if args.out is None:
