@@ -36,6 +36,9 @@ pub const DELAYED_ACK_MIN_NS: i64 = 20_000_000;
 /// No delayed-ACK timer holds an ACK longer (RFC 1122, 4.2.3.2).
 pub const DELAYED_ACK_MAX_NS: i64 = 500_000_000;
 
+/// The most TCP's options take of a segment.
+const MAX_OPTIONS: u32 = 40;
+
 /// ACKs seen at the capture point but not yet at the sender, at most: a
 /// longer backlog (a fat, long pipe seen from the receiver's side, or a
 /// queue before it) merges them in pairs.
@@ -222,6 +225,36 @@ pub struct ReleaseTracker {
     fastest_bytes_per_ns: f64,
     /// The capture saw an ACK of this sender's data since its last data.
     acked_since_last_data: bool,
+    /// The paces full segments came at after full ones.
+    paces: FastestPaces,
+}
+
+/// The few fastest paces (ns per byte) at which a sender's full segments
+/// came one after the other. Past a busy link the slowest of them is that
+/// link's pace, which a segment or two bunched up with the one before by
+/// chance cannot feign.
+#[derive(Debug, Clone, Copy)]
+struct FastestPaces([f64; 3]);
+
+impl Default for FastestPaces {
+    fn default() -> Self {
+        FastestPaces([f64::INFINITY; 3])
+    }
+}
+
+impl FastestPaces {
+    fn note(&mut self, ns_per_byte: f64) {
+        let slowest = self.0.len() - 1;
+        if ns_per_byte < self.0[slowest] {
+            self.0[slowest] = ns_per_byte;
+            self.0.sort_by(f64::total_cmp);
+        }
+    }
+
+    /// The pace of the link the segments crossed, once enough have come.
+    fn link(&self) -> Option<f64> {
+        self.0.last().copied().filter(|pace| pace.is_finite())
+    }
 }
 
 /// An ACK of the sender's data as the peer sent it.
@@ -364,7 +397,7 @@ impl ReleaseTracker {
         self.deliver_acks(now.unqueued_ns(), rtt_to_sender_ns);
         let end = seq.wrapping_add(len);
         let released = self.last_data_ns().map(|since| {
-            let release = self.release(now.unqueued_ns(), end, len, sent_before, to_sender);
+            let release = self.release(now, end, len, sent_before, to_sender);
             let release = self.growing_burst(release, sent_before);
             (since, self.window_stopped_growing(release))
         });
@@ -629,11 +662,15 @@ impl ReleaseTracker {
 
     fn sent(&mut self, now: SeenAt, len: u32) {
         if let Some(last) = self.last_data {
-            let rate = match now.seen_ns - last.seen_ns {
+            let gap_ns = now.seen_ns - last.seen_ns;
+            let rate = match gap_ns {
                 gap if gap > 0 => f64::from(len) / gap as f64,
                 _ => f64::INFINITY,
             };
             self.fastest_bytes_per_ns = self.fastest_bytes_per_ns.max(rate);
+            if self.is_full(self.last_data_len) && self.is_full(len) {
+                self.paces.note(gap_ns as f64 / f64::from(len));
+            }
         }
         self.edge_at_last_send = self.reached.map(|(ack, _)| edge_after(&ack));
         self.acked_since_last_data = false;
@@ -655,8 +692,6 @@ impl ReleaseTracker {
     /// could have, queued behind that segment, at the fastest this sender's
     /// data has come.
     fn written_after_its_queue_emptied(&self, now_ns: i64, len: u32, sent_before: u32) -> bool {
-        // The most TCP's options take of a segment.
-        const MAX_OPTIONS: u32 = 40;
         let (Some(last), Some(_)) = (self.last_data, self.reached) else {
             return false;
         };
@@ -667,6 +702,35 @@ impl ReleaseTracker {
         let emptied = short && !self.stopped_at_window_edge(sent_before);
         let queued_at_most_ns = f64::from(len) / self.fastest_bytes_per_ns;
         emptied && !self.acked_since_last_data && (now_ns - last.seen_ns) as f64 > queued_at_most_ns
+    }
+
+    /// A segment of `len` carries as much as the sender could put in one.
+    fn is_full(&self, len: u32) -> bool {
+        len + MAX_OPTIONS >= self.full_segment()
+    }
+
+    /// Seen past the links between the sender and the capture point, with
+    /// no sender's clock to tell when it sent, the capture cannot see what
+    /// is still on the way: an ACK of everything it has seen does not show
+    /// that nothing was outstanding, and data that came as soon as the
+    /// link could bring it may have waited in a queue for the link. A
+    /// sender whose last segment was full had more to send (one that runs
+    /// dry sends what it has, short of a segment).
+    fn may_have_queued_for_a_link(&self, now: SeenAt, to_sender: ToSender) -> bool {
+        let past_a_link = to_sender.least_ns > self.to_receiver_ns;
+        past_a_link && now.queued_ns.is_none() && self.is_full(self.last_data_len)
+    }
+
+    /// Past a link, the segment came no later than that link's pace allows
+    /// after the one before, give or take a host's reaction: whatever let
+    /// it go, it waited for the link, busy with what went before it.
+    fn came_at_the_links_pace(&self, now: SeenAt, len: u32, to_sender: ToSender) -> bool {
+        let (Some(last), Some(pace)) = (self.last_data, self.paces.link()) else {
+            return false;
+        };
+        let crossing_ns = pace * f64::from(len);
+        self.may_have_queued_for_a_link(now, to_sender)
+            && ((now.seen_ns - last.seen_ns) as f64) <= crossing_ns + HOST_REACTION_NS as f64
     }
 
     /// A segment short of a full one, after another.
@@ -695,14 +759,16 @@ impl ReleaseTracker {
     /// application (nothing was outstanding) or its flight (data was).
     fn release(
         &self,
-        now_ns: i64,
+        now: SeenAt,
         end: u32,
         len: u32,
         sent_before: u32,
         to_sender: ToSender,
     ) -> Release {
+        let now_ns = now.unqueued_ns();
         let covered_all = |ack: &AckSeen| !seq::after(sent_before, ack.ack_after);
         let idle_or_queued = |ack: Option<&AckSeen>| match ack {
+            Some(_) if self.may_have_queued_for_a_link(now, to_sender) => Release::Queued,
             Some(ack) if covered_all(ack) => Release::Application,
             _ if self.held_by_sender(now_ns, to_sender) => Release::Application,
             _ if self.written_after_its_queue_emptied(now_ns, len, sent_before) => {
@@ -710,6 +776,9 @@ impl ReleaseTracker {
             }
             _ => Release::Queued,
         };
+        if self.came_at_the_links_pace(now, len, to_sender) {
+            return Release::Queued;
+        }
         let Some((ack, true)) = self.reached else {
             return idle_or_queued(self.reached.as_ref().map(|(ack, _)| ack));
         };
@@ -902,6 +971,55 @@ mod tests {
         let next_piece_at = |at_ns| after_first_piece().new_data(at_ns, 478, 134, 478, 0);
         assert_eq!(next_piece_at(2 * MS + MS / 2).unwrap().1, Release::Queued);
         assert_eq!(next_piece_at(22 * MS).unwrap().1, Release::Application);
+    }
+
+    /// Full segments 5 ms apart, each acknowledged at once, seen with
+    /// the round trip `to_sender_ns` to their sender: what let the last go.
+    fn release_of_segments_five_ms_apart(to_sender_ns: i64) -> Release {
+        const MS: i64 = 1_000_000;
+        const SEGMENT: u32 = 1000;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(SEGMENT);
+        let mut last = None;
+        for n in 0..6u32 {
+            let seq = 1 + n * SEGMENT;
+            let at_ns = i64::from(n) * 5 * MS;
+            last = tracker.new_data(at_ns, seq, SEGMENT, seq, to_sender_ns);
+            let acked = ack(at_ns + 10_000, seq, seq + SEGMENT, 1 << 20, seq + SEGMENT);
+            tracker.acked(acked, 10_000);
+        }
+        last.unwrap().1
+    }
+
+    #[test]
+    fn past_a_link_full_segments_at_its_steady_pace_waited_for_the_link() {
+        // Seen at the receiver, a millisecond from the sender: every ACK of
+        // all the capture saw reached the sender before the next segment,
+        // yet the capture cannot see what was still queued for the link.
+        assert_eq!(
+            release_of_segments_five_ms_apart(1_000_000),
+            Release::Queued
+        );
+        // Seen beside the sender, nothing was outstanding: its application.
+        assert_eq!(release_of_segments_five_ms_apart(0), Release::Application);
+    }
+
+    #[test]
+    fn past_a_link_a_pause_after_a_short_segment_was_the_senders_own() {
+        const MS: i64 = 1_000_000;
+        const TO_SENDER: i64 = MS;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1000);
+        for (n, at_ms) in [0, 5, 10].into_iter().enumerate() {
+            let seq = 1 + n as u32 * 1000;
+            tracker.new_data(at_ms * MS, seq, 1000, seq, TO_SENDER);
+        }
+        tracker.new_data(15 * MS, 3001, 300, 3001, TO_SENDER);
+        tracker.acked(ack(15 * MS + 10_000, 1, 3301, 1 << 20, 3301), 10_000);
+        let (_, release) = tracker
+            .new_data(40 * MS, 3301, 1000, 3301, TO_SENDER)
+            .unwrap();
+        assert_eq!(release, Release::Application);
     }
 
     #[test]
