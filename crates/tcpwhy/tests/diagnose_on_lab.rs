@@ -139,6 +139,28 @@ fn pieces_seen_at_the_receiver_are_paused_by_the_writer() {
     assert_eq!(found[0]["figures"]["pauses"], 100.0, "{found:#?}");
 }
 
+/// A 6 s download through a 2.2 Mbit/s link whose queue held the round
+/// trip near 0.4 s, seen at the client, which sends no TCP timestamps
+/// (scenario `bottleneck-00` of `--seed 7 --client-sysctl
+/// net.ipv4.tcp_timestamps=0`). Every full segment came a link's pace after
+/// the one before, and the client acknowledged each at once: with no
+/// sender's clock to show the queue, that is what a sender pausing with
+/// nothing outstanding would look like too. The capture cannot tell, so
+/// neither the server's application nor its send buffer is blamed.
+#[test]
+fn data_at_a_full_links_pace_seen_at_the_receiver_blames_no_sender() {
+    let case = "download_past_a_full_link_without_timestamps.pcap";
+    let found = common::objects("diagnose", &common::sweep_case(case), "finding");
+    let blamed: Vec<&Value> = found
+        .iter()
+        .filter(|f| {
+            ["application_limited", "send_buffer_limited"].contains(&f["kind"].as_str().unwrap())
+        })
+        .collect();
+    assert!(blamed.is_empty(), "{blamed:#?}");
+    assert!(found.iter().all(|f| f["severity"] == "info"), "{found:#?}");
+}
+
 #[test]
 fn loss_is_placed_on_the_right_side_of_the_capture_point() {
     let loss_title = |stem| {
