@@ -721,16 +721,19 @@ impl ReleaseTracker {
         past_a_link && now.queued_ns.is_none() && self.is_full(self.last_data_len)
     }
 
-    /// Past a link, the segment came no later than that link's pace allows
-    /// after the one before, give or take a host's reaction: whatever let
-    /// it go, it waited for the link, busy with what went before it.
+    /// Past a link, the segment came after the one before no later than
+    /// that link's pace allows, give or take half a round trip to the
+    /// sender or a host's reaction, the less: far sooner than an ACK of the
+    /// one before could have let it go. Whatever did, it waited for the
+    /// link, busy with what went before it.
     fn came_at_the_links_pace(&self, now: SeenAt, len: u32, to_sender: ToSender) -> bool {
         let (Some(last), Some(pace)) = (self.last_data, self.paces.link()) else {
             return false;
         };
         let crossing_ns = pace * f64::from(len);
+        let slack_ns = HOST_REACTION_NS.min(to_sender.least_ns / 2);
         self.may_have_queued_for_a_link(now, to_sender)
-            && ((now.seen_ns - last.seen_ns) as f64) <= crossing_ns + HOST_REACTION_NS as f64
+            && ((now.seen_ns - last.seen_ns) as f64) <= crossing_ns + slack_ns as f64
     }
 
     /// A segment short of a full one, after another.
