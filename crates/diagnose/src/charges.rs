@@ -195,7 +195,7 @@ fn assign(
         Part::Queueing => single(Cause::BottleneckLink),
         // A standing queue means the link is full: whatever holds the bytes
         // in flight above what the path carries only adds to the queue.
-        Part::Transfer | Part::CongestionWindow | Part::SendBuffer
+        Part::Transfer | Part::CongestionWindow | Part::SendBuffer | Part::ReceiveWindow
             if queue_builds(t, connection, context) =>
         {
             single(Cause::BottleneckLink)

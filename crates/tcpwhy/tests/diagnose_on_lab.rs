@@ -161,6 +161,36 @@ fn data_at_a_full_links_pace_seen_at_the_receiver_blames_no_sender() {
     assert!(found.iter().all(|f| f["severity"] == "info"), "{found:#?}");
 }
 
+/// A 500 kB upload losing 4.7% of its segments on a 1.6 ms path, seen at
+/// the server, the client sending no TCP timestamps (scenario
+/// `random_loss-00` of `--seed 8 --client-sysctl net.ipv4.tcp_timestamps=0`).
+/// No link slowed it: the waits for the losses, each a round trip or more,
+/// are far longer than the link's pace, so they stay the loss's.
+#[test]
+fn past_a_fast_link_the_waits_for_losses_stay_the_losses() {
+    let found = loud_top(
+        "upload_losses_seen_at_the_receiver_without_timestamps.pcap",
+        "packet_loss",
+    );
+    assert!(found[0]["cost_ms"].as_f64().unwrap() > 100.0, "{found:#?}");
+}
+
+/// A download through a 35.9 Mbit/s link, seen at the server on a 0.2 ms
+/// path, the client sending no TCP timestamps (scenario `bottleneck-07` of
+/// `--seed 7 --client-sysctl net.ipv4.tcp_timestamps=0`). The server kept
+/// the client's whole 1.1 MB window in flight, and round trips rose to
+/// 254 ms: the window filled the queue before the link, which already
+/// carried all it could. A larger window would only have lengthened the
+/// queue, so the time is the link's.
+#[test]
+fn a_window_full_behind_a_standing_queue_is_the_links_time() {
+    let found = loud_top("window_full_behind_a_queue.pcap", "bottleneck_link");
+    assert!(
+        found.iter().all(|f| f["kind"] != "receive_window_limited"),
+        "{found:#?}"
+    );
+}
+
 #[test]
 fn loss_is_placed_on_the_right_side_of_the_capture_point() {
     let loss_title = |stem| {

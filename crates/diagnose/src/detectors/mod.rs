@@ -54,10 +54,10 @@ pub fn black_hole_finding(inputs: &Inputs) -> Option<Finding> {
 
 /// What limits each bulk flow of `c` (client to server, server to client),
 /// named from the waits its ledger charged: `receive_window`, `zero_window`,
-/// `send_buffer`, `application`, `loss`, `bottleneck_link` (congestion-window
-/// waits with round trips growing with the bytes in flight, or no wait at
-/// all: the data moved as fast as the path took it), or `slow_start`; None
-/// for flows under 256 kB.
+/// `send_buffer`, `application`, `loss`, `bottleneck_link` (congestion-window,
+/// send-buffer and receive-window waits with round trips growing with the
+/// bytes in flight, or no wait at all: the data moved as fast as the path
+/// took it), or `slow_start`; None for flows under 256 kB.
 pub fn limiter(
     c: &ConnectionSummary,
     ledger: Option<&ConnectionLedger>,
@@ -75,14 +75,14 @@ pub fn limiter(
         } else {
             "slow_start"
         };
-        let send_buffer = ledger.get(Part::SendBuffer);
-        let (own_buffer, queued_buffer) = if queue {
-            (0.0, send_buffer)
+        let held_in_flight = [Part::SendBuffer, Part::ReceiveWindow].map(|part| ledger.get(part));
+        let ([own_buffer, own_window], queued) = if queue {
+            ([0.0; 2], held_in_flight.iter().sum())
         } else {
-            (send_buffer, 0.0)
+            (held_in_flight, 0.0)
         };
         let waits = [
-            ("receive_window", ledger.get(Part::ReceiveWindow)),
+            ("receive_window", own_window),
             ("zero_window", ledger.get(Part::ZeroWindow)),
             ("send_buffer", own_buffer),
             (
@@ -97,7 +97,7 @@ pub fn limiter(
             ),
             (
                 congestion,
-                ledger.get(Part::CongestionWindow) + ledger.get(Part::Queueing) + queued_buffer,
+                ledger.get(Part::CongestionWindow) + ledger.get(Part::Queueing) + queued,
             ),
         ];
         let (name, waited) = waits.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
