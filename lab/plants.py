@@ -121,6 +121,11 @@ class Stack:
         return 1460 if off else 1448
 
 
+# Settings every stack drawn gets on top of what the draw chose (sweep.py's
+# --client-sysctl and --server-sysctl): the same scenarios on another kind of host.
+FORCED_SYSCTLS = Stack({}, {})
+
+
 def draw_stack(rng):
     stack = Stack({}, {})
     if rng.random() < 0.2:
@@ -134,6 +139,8 @@ def draw_stack(rng):
             stack.client_initcwnd = initcwnd
         else:
             stack.server_initcwnd = initcwnd
+    stack.client.update(FORCED_SYSCTLS.client)
+    stack.server.update(FORCED_SYSCTLS.server)
     return stack
 
 

@@ -30,9 +30,8 @@ import traceback
 
 import measure
 import pcapfile
-import plants
 from hosts import CLIENT_IP, SERVER_IP, Names, hosts, in_ns, recording, running
-from plants import CAUSES, PORT, TCP_INFO, NotPlanted, Taps
+from plants import CAUSES, FORCED_SYSCTLS, PORT, TCP_INFO, NotPlanted, Taps
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPOSITORY = os.path.dirname(HERE)
@@ -313,7 +312,8 @@ def sweep(args):
     if unknown:
         sys.exit(f"sweep: unknown class {', '.join(unknown)}; known: {', '.join(CAUSES)}")
     os.makedirs(args.out, exist_ok=True)
-    force_sysctls(settings(args.client_sysctl), settings(args.server_sysctl))
+    FORCED_SYSCTLS.client.update(settings(args.client_sysctl))
+    FORCED_SYSCTLS.server.update(settings(args.server_sysctl))
     slots = plan(args.n, names, args.seed)
     if args.missing:
         slots = [s for s in slots if not os.path.exists(os.path.join(args.out, f"{s.name}.json"))]
@@ -350,22 +350,6 @@ def settings(pairs):
         return {key: int(value) for key, value in (pair.split("=", 1) for pair in pairs)}
     except ValueError:
         sys.exit(f"sweep: a sysctl is KEY=NUMBER, not {' '.join(pairs)}")
-
-
-def force_sysctls(client, server):
-    """Every stack drawn gets these settings on top, the draw otherwise
-    unchanged: the same scenarios, run by another kind of host."""
-    if not client and not server:
-        return
-    draw = plants.draw_stack
-
-    def draw_forced(rng):
-        stack = draw(rng)
-        stack.client.update(client)
-        stack.server.update(server)
-        return stack
-
-    plants.draw_stack = draw_forced
 
 
 def command_line():

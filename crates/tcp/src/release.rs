@@ -696,7 +696,7 @@ impl ReleaseTracker {
             return false;
         };
         let full = self.full_segment();
-        let never_sent_a_full_one = self.largest_segment + MAX_OPTIONS < full;
+        let never_sent_a_full_one = !self.is_full(self.largest_segment);
         let short = self.last_data_len + MAX_OPTIONS < self.largest_segment.min(full)
             || never_sent_a_full_one;
         let emptied = short && !self.stopped_at_window_edge(sent_before);
