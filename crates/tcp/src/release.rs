@@ -198,6 +198,9 @@ pub struct ReleaseTracker {
     /// The most in flight since the last loss; round trips of the ACK clock
     /// since it last rose, and the sequence that ends the current round.
     peak_in_flight: u32,
+    /// That most in flight came within a segment of the receive window
+    /// the sender then knew.
+    peak_filled_the_window: bool,
     rounds_since_peak: u32,
     round_ends_at: Option<u32>,
     /// The end of the sender's newest data.
@@ -570,6 +573,11 @@ impl ReleaseTracker {
         let in_flight = end.wrapping_sub(ack.ack_after);
         if in_flight > self.peak_in_flight && in_flight < u32::MAX >> 1 {
             self.peak_in_flight = in_flight;
+            // More in flight than the window allows means a window scale
+            // the capture did not see: the window read is no bound then.
+            let window = ack.window_after;
+            let (in_flight, segment) = (u64::from(in_flight), u64::from(self.full_segment()));
+            self.peak_filled_the_window = in_flight + segment > window && in_flight <= window;
             self.rounds_since_peak = 0;
             self.round_ends_at = Some(end);
         }
@@ -578,8 +586,10 @@ impl ReleaseTracker {
     /// A congestion window grows every round trip it is the limit, until
     /// loss cuts it. Bytes in flight that have not risen for two round trips
     /// of the ACK clock (one of slack), with no loss, are held by something
-    /// else: the sender's buffer, which each ACK frees only as far as it
-    /// acknowledges.
+    /// else: the receive window, when at their most they filled it (a
+    /// sender pacing its segments out stays a segment or two short of the
+    /// edge, so no single one stops at it); else the sender's buffer, which
+    /// each ACK frees only as far as it acknowledges.
     fn window_stopped_growing(&self, release: Release) -> Release {
         match release {
             Release::Ack {
@@ -589,9 +599,13 @@ impl ReleaseTracker {
             } if self.peak_in_flight > 0 && self.rounds_since_peak >= 2 => Release::Ack {
                 at_ns,
                 frame,
-                lacked: Lacked::AllAcked {
-                    ack_delayed: false,
-                    small_held: false,
+                lacked: if self.peak_filled_the_window {
+                    Lacked::ReceiveWindow
+                } else {
+                    Lacked::AllAcked {
+                        ack_delayed: false,
+                        small_held: false,
+                    }
                 },
             },
             other => other,
@@ -921,6 +935,50 @@ mod tests {
                 lacked: Lacked::ReceiveWindow
             }
         );
+    }
+
+    /// What released the last data of a sender that filled a window of
+    /// `window` bytes once (ten segments in flight), then went on two
+    /// segments short of that, sending two as each ACK of two came (the
+    /// first of them released by the ACK).
+    fn paced_two_segments_short_of_its_peak(window: u64) -> Release {
+        const MS: i64 = 1_000_000;
+        const SEGMENT: u32 = 1000;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(SEGMENT);
+        let (mut sent, mut acked) = (1, 1);
+        let mut released = None;
+        for (step, segments) in [8, 4, 0].into_iter().chain([2; 20]).enumerate() {
+            let at_ns = step as i64 * MS;
+            if step > 0 {
+                tracker.acked(ack(at_ns, acked, acked + 2 * SEGMENT, window, sent), 0);
+                acked += 2 * SEGMENT;
+            }
+            for segment in 0..segments {
+                let release = tracker.new_data(at_ns + 10, sent, SEGMENT, sent, 0);
+                if segment == 0 {
+                    released = release;
+                }
+                sent += SEGMENT;
+            }
+        }
+        released.unwrap().1
+    }
+
+    #[test]
+    fn bytes_in_flight_held_just_short_of_the_window_they_once_filled_waited_for_the_window() {
+        let lacked = |release| match release {
+            Release::Ack { lacked, .. } => Some(lacked),
+            _ => None,
+        };
+        assert_eq!(
+            lacked(paced_two_segments_short_of_its_peak(10_000)),
+            Some(Lacked::ReceiveWindow)
+        );
+        assert!(matches!(
+            lacked(paced_two_segments_short_of_its_peak(100_000)),
+            Some(Lacked::AllAcked { .. })
+        ));
     }
 
     #[test]

@@ -191,6 +191,25 @@ fn a_window_full_behind_a_standing_queue_is_the_links_time() {
     );
 }
 
+/// Three downloads, each held by the client's 65.5 kB window (no window
+/// scaling) on a 37 ms path, seen at the client (scenario
+/// `receive_window-02` of the seed-2 sweep). The server's BBR paces its
+/// segments at the rate the window lets through, so its bytes in flight,
+/// which filled the window once, hover a segment or two short of the
+/// edge, and no segment stops right at it. That plateau is the window's,
+/// not a send buffer's.
+#[test]
+fn a_pacing_sender_just_short_of_the_window_it_filled_waits_for_the_window() {
+    let found = loud_top(
+        "window_filled_by_a_pacing_sender.pcap",
+        "receive_window_limited",
+    );
+    assert!(
+        found.iter().all(|f| f["kind"] != "send_buffer_limited"),
+        "{found:#?}"
+    );
+}
+
 #[test]
 fn loss_is_placed_on_the_right_side_of_the_capture_point() {
     let loss_title = |stem| {
