@@ -8,6 +8,7 @@ use decode::Flags;
 use crate::direction::SideRtts;
 use crate::event::{Direction, EventSet};
 use crate::release::{Release, Wait};
+use crate::seq;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentView {
@@ -59,5 +60,18 @@ impl SegmentView {
             Some(Release::Timer { .. })
         );
         by_timer && !self.resent()
+    }
+
+    /// For a FIN, the sequence number just past it: what an ACK of the
+    /// close acknowledges.
+    pub fn close_end(&self) -> Option<u32> {
+        self.flags
+            .fin()
+            .then(|| self.seq.wrapping_add(self.len).wrapping_add(1))
+    }
+
+    /// It acknowledges the peer's data up to `end` (relative).
+    pub fn acknowledges(&self, end: u32) -> bool {
+        self.flags.ack() && seq::at_or_before(end, self.ack)
     }
 }

@@ -9,6 +9,7 @@ enum Step {
     Handshake,
     Request,
     Response,
+    ServerFin,
     ServerReset,
 }
 
@@ -30,6 +31,7 @@ fn write_trace(name: &str, mut steps: Vec<(f64, usize, Step)>) -> std::path::Pat
             Step::Response => {
                 conversation.send(&mut trace, Side::Server, at, 500);
             }
+            Step::ServerFin => conversation.fin(&mut trace, Side::Server, at),
             Step::ServerReset => conversation.rst(&mut trace, Side::Server, at),
         }
     }
@@ -117,4 +119,39 @@ fn connections_reset_unanswered_after_a_minute_are_a_setup_failure() {
         "{findings:#?}"
     );
     assert_eq!(top["connections"], 11);
+}
+
+/// Twenty exchanges, each followed by the client's last words and the
+/// server's reset of them. Where the server had closed first and the
+/// client's data acknowledged that FIN (as TLS's close_notify answers the
+/// server's own), the client asked nothing: the reset is the closed
+/// socket's answer, and no request failed. The same reset of a request
+/// sent with the connection still open fails it.
+#[test]
+fn a_reset_of_data_sent_after_the_servers_close_fails_no_request() {
+    let findings_of = |name: &str, server_closes_first: bool| {
+        let mut steps = Vec::new();
+        for c in 0..20 {
+            let at = c as f64 * 100.0;
+            steps.push((at, c, Step::Handshake));
+            steps.push((at + 2.0, c, Step::Request));
+            steps.push((at + 7.0, c, Step::Response));
+            if server_closes_first {
+                steps.push((at + 8.0, c, Step::ServerFin));
+            }
+            steps.push((at + 20.0, c, Step::Request));
+            steps.push((at + 21.0, c, Step::ServerReset));
+        }
+        let capture = write_trace(name, steps);
+        let findings = common::objects("diagnose", &capture, "finding");
+        std::fs::remove_file(&capture).unwrap();
+        findings
+    };
+    let failed = |findings: &[serde_json::Value]| {
+        findings.iter().any(|f| f["kind"] == "application_failure")
+    };
+    let after_the_close = findings_of("data-after-the-close", true);
+    assert!(!failed(&after_the_close), "{after_the_close:#?}");
+    let while_open = findings_of("request-while-open", false);
+    assert!(failed(&while_open), "{while_open:#?}");
 }

@@ -100,6 +100,10 @@ struct Open {
     forwarded_for: Option<String>,
     ledger: Ledger,
     failure: Option<AppFailure>,
+    /// The request awaits no answer: the client sent it knowing the server
+    /// had closed its side (its first segment acknowledged the server's
+    /// FIN), or it is a TLS alert, which no one answers.
+    awaits_no_answer: bool,
     /// The longest single pause of the client's application inside the
     /// request, and of the server's inside the response (ms).
     longest_client_pause_ms: f64,
@@ -170,6 +174,7 @@ impl Open {
             forwarded_for: None,
             ledger,
             failure: None,
+            awaits_no_answer: false,
             longest_client_pause_ms: 0.0,
             longest_server_pause_ms: 0.0,
             server_moved: None,
@@ -319,6 +324,8 @@ struct ConnectionTurns {
     open: Option<Open>,
     count: u32,
     walk: ledger::Walk,
+    /// Where the server's FIN ended, once it closed its side.
+    server_close_end: Option<u32>,
 }
 
 /// Collects transactions from segments as the tracker hands them on.
@@ -342,6 +349,9 @@ impl Builder {
             self.server_reset(segment);
         }
         let turns = self.connections.entry(segment.connection).or_default();
+        if segment.direction == Direction::ServerToClient {
+            turns.server_close_end = turns.server_close_end.or(segment.close_end());
+        }
         let opens = opens_transaction(turns.open.as_ref(), segment);
         if opens {
             if let Some(finished) = turns.open.take() {
@@ -366,6 +376,10 @@ impl Builder {
                 open.request_name = name::of_request(payload);
                 open.forwarded_for = name::forwarded_for(payload);
                 open.failure = name::failure_in(payload, Role::Client, segment.frame);
+                open.awaits_no_answer = name::is_tls_alert(payload)
+                    || turns
+                        .server_close_end
+                        .is_some_and(|end| segment.acknowledges(end));
             }
             turns.open = Some(open);
         }
@@ -378,13 +392,16 @@ impl Builder {
 
     /// A server's reset right after a request, instead of its answer, fails
     /// that request. (A reset after a long silence is a connection given up
-    /// on, which the setup and loss findings tell.)
+    /// on, which the setup and loss findings tell.) A request awaiting no
+    /// answer (a TLS alert, or data sent after acknowledging the server's
+    /// FIN) asked for nothing: the reset is a closed socket's answer to it.
     fn server_reset(&mut self, segment: &SegmentView) {
         let waiting = self
             .connections
             .get_mut(&segment.connection)
             .and_then(|turns| turns.open.as_mut())
             .filter(|open| open.response.is_none() && open.request_bytes > 0)
+            .filter(|open| !open.awaits_no_answer)
             .filter(|open| segment.timestamp_ns - open.request_end_ns <= RESET_AFTER_REQUEST_NS);
         if let Some(open) = waiting {
             open.failure

@@ -41,6 +41,13 @@ pub fn of_response(payload: &[u8]) -> Option<String> {
     http_status(payload).or_else(|| tls_records(payload))
 }
 
+/// Whether a message is TLS alerts alone: a close or an error report,
+/// which no one answers.
+pub fn is_tls_alert(payload: &[u8]) -> bool {
+    let mut records = tls_record_walk(payload).peekable();
+    records.peek().is_some() && records.all(|(kind, ..)| kind == record::ALERT)
+}
+
 /// The failure a message's start shows, if any: a TLS alert from either
 /// side, an HTTP error status from the server. `frame` carried it.
 pub fn failure_in(payload: &[u8], by: Role, frame: u64) -> Option<AppFailure> {
@@ -504,5 +511,16 @@ mod tests {
         let encrypted = [21, 3, 3, 0, 26, 0x8f, 0x31];
         assert_eq!(failure_in(&encrypted, Role::Server, 9), None);
         assert_eq!(of_response(&encrypted).as_deref(), Some("alert"));
+    }
+
+    #[test]
+    fn only_a_message_of_tls_alerts_alone_is_one() {
+        let encrypted_alert = [21, 3, 3, 0, 26, 0x8f, 0x31];
+        assert!(is_tls_alert(&encrypted_alert));
+        let alert_then_data = [21, 3, 3, 0, 2, 1, 0, 23, 3, 3, 0, 9, 0xaa];
+        assert!(!is_tls_alert(&alert_then_data));
+        assert!(!is_tls_alert(&[23, 3, 3, 0, 9, 0xaa]));
+        assert!(!is_tls_alert(b"GET / HTTP/1.1\r\n"));
+        assert!(!is_tls_alert(b""));
     }
 }
