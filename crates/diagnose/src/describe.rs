@@ -802,7 +802,7 @@ fn packet_loss(facts: &Facts, inputs: &Inputs) -> Finding {
 
 fn periodic_loss(facts: &Facts, inputs: &Inputs) -> Finding {
     let counts = loss_counts(inputs);
-    let bursts = patterns::loss_burst_pattern(inputs.ticks);
+    let bursts = patterns::loss_burst_pattern(inputs.ticks, inputs.transactions);
     let (n, period) = bursts.map_or((0, 0.0), |b| (b.count, b.period_s));
     let mut found = with_text(
         format!(

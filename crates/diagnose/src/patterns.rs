@@ -26,7 +26,8 @@ pub fn context(inputs: &Inputs) -> Context {
         saturation,
         saturated,
         pool: detectors::pool_queueing(inputs),
-        loss_bursts: loss_burst_pattern(inputs.ticks).map_or_else(Vec::new, |b| b.spans),
+        loss_bursts: loss_burst_pattern(inputs.ticks, inputs.transactions)
+            .map_or_else(Vec::new, |b| b.spans),
         dead_peers: inputs
             .connections
             .iter()
@@ -312,7 +313,15 @@ pub struct LossBursts {
 /// random times (a sender's own congestion loss, back each time its window
 /// regrows, is more even than random but keeps no period). A burst the capture's start or end
 /// cut short has edges the capture does not show, and is left out.
-pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
+///
+/// A first burst that came before any of `transactions` ended cleanly (with
+/// nothing resent) may have been under way before the traffic began: its
+/// start is where the traffic began, not where the outage did, and only
+/// bounds the outage's.
+pub fn loss_burst_pattern(
+    ticks: &[Tick],
+    transactions: &[transactions::Transaction],
+) -> Option<LossBursts> {
     let (tick_ns, first, last) = match ticks {
         [first, second, .., last] => (
             second.start_ns - first.start_ns,
@@ -329,25 +338,62 @@ pub fn loss_burst_pattern(ticks: &[Tick]) -> Option<LossBursts> {
     if bursts.len() < PATTERN_REPEATS {
         return None;
     }
+    let starts: Vec<i64> = bursts.iter().map(|&(start, _)| start).collect();
+    let ends: Vec<i64> = bursts.iter().map(|&(_, end)| end).collect();
+    let timed_starts = starts_that_time_the_outages(&starts, transactions);
     // The recovery that ends a burst can run longer or shorter; the start
     // or the end keeps the period. Two tries: each must pass at half the
     // significance.
-    let starts: Vec<i64> = bursts.iter().map(|&(start, _)| start).collect();
-    let ends: Vec<i64> = bursts.iter().map(|&(_, end)| end).collect();
     let steady = |times: &[i64]| {
         let spread = spread_of_gaps(times, tick_ns);
         spread <= PERIOD_TOLERANCE && chance_of_steadiness(spread, times.len()) < SIGNIFICANCE / 2.0
     };
-    if !steady(&starts) && !steady(&ends) {
+    let starts_keep_period =
+        steady(timed_starts) && first_start_within_a_period(&starts, timed_starts);
+    if !starts_keep_period && !steady(&ends) {
         return None;
     }
-    let period_s =
-        (bursts[bursts.len() - 1].0 - bursts[0].0) as f64 / 1e9 / (bursts.len() - 1) as f64;
     Some(LossBursts {
         count: bursts.len(),
-        period_s,
+        period_s: mean_gap_ns(timed_starts) as f64 / 1e9,
         spans: bursts,
     })
+}
+
+/// The burst starts that are times: all, or all but the first when it came
+/// before anything got through and enough are left without it.
+fn starts_that_time_the_outages<'a>(
+    starts: &'a [i64],
+    transactions: &[transactions::Transaction],
+) -> &'a [i64] {
+    match starts.split_first() {
+        Some((&first, rest))
+            if rest.len() >= PATTERN_REPEATS && nothing_got_through_before(first, transactions) =>
+        {
+            rest
+        }
+        _ => starts,
+    }
+}
+
+/// A first start left out of `timed` as a bound lies no more than a period
+/// (within the tolerance) before the next: the outage it was part of had
+/// begun by then.
+fn first_start_within_a_period(starts: &[i64], timed: &[i64]) -> bool {
+    timed.len() == starts.len()
+        || (starts[1] - starts[0]) as f64 <= (1.0 + PERIOD_TOLERANCE) * mean_gap_ns(timed) as f64
+}
+
+/// The mean gap between `times` (ns, in order, at least two).
+fn mean_gap_ns(times: &[i64]) -> i64 {
+    (times[times.len() - 1] - times[0]) / (times.len() - 1) as i64
+}
+
+/// No transaction had ended, with nothing resent, before `ns`.
+fn nothing_got_through_before(ns: i64, transactions: &[transactions::Transaction]) -> bool {
+    !transactions
+        .iter()
+        .any(|t| t.retransmissions == 0 && t.response_end_ns.unwrap_or(t.request_end_ns) < ns)
 }
 
 /// How far the gaps between `times` (ns, in order, each known to a tick)
@@ -405,10 +451,10 @@ mod tests {
 
     #[test]
     fn three_losses_a_steady_period_apart_are_a_pattern_and_three_at_random_are_not() {
-        let steady = loss_burst_pattern(&ticks_losing_at(&[200, 450, 700], 900)).unwrap();
+        let steady = loss_burst_pattern(&ticks_losing_at(&[200, 450, 700], 900), &[]).unwrap();
         assert_eq!(steady.count, 3);
         assert!((steady.period_s - 2.5).abs() < 1e-9);
-        assert!(loss_burst_pattern(&ticks_losing_at(&[200, 380, 700], 900)).is_none());
+        assert!(loss_burst_pattern(&ticks_losing_at(&[200, 380, 700], 900), &[]).is_none());
     }
 
     #[test]
@@ -419,9 +465,58 @@ mod tests {
                 tick.lost_segments = 1;
             }
         }
-        let bursts = loss_burst_pattern(&ticks).unwrap();
+        let bursts = loss_burst_pattern(&ticks, &[]).unwrap();
         assert_eq!(bursts.count, 3);
         assert!((bursts.period_s - 2.5).abs() < 1e-9);
+    }
+
+    /// A transaction that ended at `tick` with `resent` segments resent.
+    fn transaction_ended_at(tick: i64, resent: u64) -> transactions::Transaction {
+        let end = tick * TICK_NS;
+        transactions::Transaction {
+            connection: 0,
+            index: 1,
+            signature: String::new(),
+            name: None,
+            forwarded_for: None,
+            request_start_ns: end - TICK_NS,
+            request_end_ns: end - TICK_NS,
+            response_start_ns: Some(end),
+            response_end_ns: Some(end),
+            duration_ms: ms(TICK_NS),
+            request_transfer_ms: 0.0,
+            server_think_ms: None,
+            response_transfer_ms: None,
+            client_think_ms: None,
+            request_bytes: 100,
+            response_bytes: 100,
+            request_packets: 1,
+            response_packets: 1,
+            retransmissions: resent,
+            ledger: transactions::Ledger::default(),
+            latency: transactions::Latency::default(),
+            failure: None,
+        }
+    }
+
+    #[test]
+    fn a_first_burst_under_way_before_the_traffic_began_keeps_the_period() {
+        // Outages every 2.5 s; the traffic began 0.9 s into one of them,
+        // so the first burst seems to start late.
+        let ticks = ticks_losing_at(&[110, 300, 550, 800], 900);
+        let hit_at_once = [transaction_ended_at(120, 2)];
+        let bursts = loss_burst_pattern(&ticks, &hit_at_once).unwrap();
+        assert_eq!(bursts.count, 4);
+        assert!((bursts.period_s - 2.5).abs() < 1e-9);
+        // Had a transaction got through before it, that start is a time.
+        let through_before = [transaction_ended_at(50, 0)];
+        assert!(loss_burst_pattern(&ticks, &through_before).is_none());
+    }
+
+    #[test]
+    fn a_first_burst_more_than_a_period_before_the_next_breaks_the_pattern() {
+        let ticks = ticks_losing_at(&[10, 340, 590, 840], 900);
+        assert!(loss_burst_pattern(&ticks, &[]).is_none());
     }
 
     #[test]
@@ -449,6 +544,6 @@ mod tests {
         let starts: Vec<i64> = lost_at.iter().map(|&tick| tick as i64 * TICK_NS).collect();
         let spread = spread_of_gaps(&starts, TICK_NS);
         assert!(chance_of_steadiness(spread, starts.len()) < SIGNIFICANCE / 2.0);
-        assert!(loss_burst_pattern(&ticks_losing_at(&lost_at, 3400)).is_none());
+        assert!(loss_burst_pattern(&ticks_losing_at(&lost_at, 3400), &[]).is_none());
     }
 }

@@ -111,6 +111,22 @@ fn answers_lost_whole_before_the_capture_point_are_loss() {
     );
 }
 
+/// Loss for 1.65 s of every 4.30 s, seen at the server (scenario
+/// `periodic_loss-01` of the seed-1 sweep). The first outage was under way
+/// when the client connected: the server's first answer was lost, so that
+/// burst seems to begin 0.9 s late. Its start bounds the outage's, and the
+/// three bursts after it keep the period.
+#[test]
+fn a_loss_burst_under_way_when_the_traffic_began_keeps_the_period() {
+    let found = loud_top(
+        "loss_burst_under_way_when_traffic_began.pcap",
+        "periodic_loss",
+    );
+    assert_eq!(found[0]["figures"]["bursts"], 4.0, "{found:#?}");
+    let period_s = found[0]["figures"]["period_s"].as_f64().unwrap();
+    assert!((period_s - 4.30).abs() < 0.05, "{found:#?}");
+}
+
 /// A server that stalls 332 ms every 1.425 s, seen at the client of two
 /// connections (scenario `periodic_stalls-08` of the seed-2 sweep). Its
 /// answers are slow at several levels: three whole stalls (about 340 ms),
