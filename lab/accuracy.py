@@ -45,14 +45,17 @@ class Scored:
 
 def is_right(manifest, findings):
     """Planted: the top finding names the cause, carries the figure the
-    manifest asks for, and is a warning or critical. Healthy: no finding is
-    a warning or critical."""
+    manifest asks for, and is a warning or critical; or, when what was
+    planted costs no one time (`finding_loud` false), no finding is. Healthy:
+    no finding is a warning or critical."""
+    quiet = not any(f["severity"] in LOUD for f in findings)
     if manifest["finding"] is None:
-        return not any(f["severity"] in LOUD for f in findings)
+        return quiet
     if not findings:
         return False
     top, figure = findings[0], manifest.get("finding_figure")
-    return (top["kind"] == manifest["finding"] and top["severity"] in LOUD
+    loud_enough = top["severity"] in LOUD if manifest.get("finding_loud", True) else quiet
+    return (top["kind"] == manifest["finding"] and loud_enough
             and (figure is None or figure in top.get("figures", {})))
 
 
@@ -69,22 +72,13 @@ def diagnose(tcpwhy, capture):
     return [line for line in lines if line.get("type") == "finding"]
 
 
-def named_by_what_was_planted(manifest):
-    """A client_delay scenario that only thinks between turns planted the
-    client's own pace, which client_think names, and never louder than info."""
-    if (manifest["cause"] == "client_delay"
-            and manifest.get("params", {}).get("variant") == "between_requests"):
-        manifest = {**manifest, "finding": "client_think"}
-    return manifest
-
-
 def load_manifests(directory):
     manifests = []
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
         with open(path) as manifest_file:
             manifest = json.load(manifest_file)
         if "cause" in manifest and "finding" in manifest:
-            manifests.append(named_by_what_was_planted(manifest))
+            manifests.append(manifest)
     if not manifests:
         raise RuntimeError(f"no sweep manifest in {directory}")
     return manifests
@@ -246,8 +240,8 @@ is a warning or critical. The confusion matrix places each planted scenario
 by the kind of its top finding alone, so a diagonal entry can still be a
 miss when that finding is only info; the misses list says why. A
 `client_delay` scenario whose client only pauses between turns planted the
-client's own pace, which `client_think` names and never louder than info:
-it can be named, never right."""
+client's own pace, which costs no one time to fix: it is right when the
+top finding is `client_think` and no finding is a warning or critical."""
 
 
 def report(scored, directory, tcpwhy, command):

@@ -21,8 +21,10 @@ PORT, BACKGROUND_PORT = 8080, 7070
 RELAY_MS = 0.2  # what the relay adds to a round trip
 TCP_INFO = "{tcp_info}"  # replaced by the directory the senders' TCP_INFO samples go to
 ACK_DELAY_MIN_MS = 35  # Linux delays an ACK by at least 40 ms; allow for clock noise
-# Round trips in a row (turns × RTT) that healthy traffic stays under and
-# chatty traffic goes over, so that the two never overlap.
+# Round trips in a row that healthy traffic stays under and chatty traffic
+# goes over, so that the two never overlap: turns × RTT for healthy traffic,
+# and for chatty traffic the round trips batching would save, all but the
+# one any single request pays.
 HEALTHY_ROUND_TRIPS_MS, CHATTY_ROUND_TRIPS_MS = 150, 1000
 MAX_BULK_BYTES = 2_500_000  # about 330 kB of capture at snaplen 128
 BOTTLENECK_MAX_BYTES = 8_000_000  # 1.6 s at 40 Mbit/s; 1.2 MB of capture
@@ -58,6 +60,8 @@ class Scenario:
     flow: tuple = UP  # (sender, receiver) of the traffic the cause is about
     needs_tcp_info: bool = False
     watched_port: int = PORT  # the connections the check reads; every one when None
+    finding: str = None  # the finding kind that names what was planted, when not the class's
+    loud: bool = True  # whether what was planted costs enough time to be a warning or critical
 
     @property
     def delay_ms(self):
@@ -530,8 +534,13 @@ def check_bottleneck(s, taps):
 
 def random_loss(rng, point):
     """Random loss on the data's way: bulk transfers, or responses of 20 to
-    60 segments, so that most losses are repaired after duplicate ACKs."""
+    60 segments, so that most losses are repaired after duplicate ACKs. The
+    senders back off for loss (CUBIC or Reno): BBR paces by the bandwidth it
+    measures and keeps its pace through random loss by design, so there the
+    loss costs only its repairs and is not what makes a transfer slow."""
     stack = draw_stack(rng)
+    if stack.congestion == "bbr":
+        stack.congestion = rng.choice(("cubic", "reno"))
     params = {}
     if rng.random() < 0.5:
         rtt, lowest = log_uniform(rng, 1, 100), log_uniform(rng, 0.005, 0.05)
@@ -824,10 +833,13 @@ def client_delay(rng, point):
         client={"nodelay": 1, "requests": requests, "parallel": connections,
                 "first_request_delay_ms": round(first, 1), "client_think_ms": round(between, 1),
                 "stagger_ms": rng.randint(0, 500)})
+    # Pauses between turns alone are the client's own pace: client_think
+    # names them, and nothing in them is time lost to fix.
+    own_pace = {"finding": "client_think", "loud": False} if variant == "between_requests" else {}
     return scenario(rng, rtt, stack, servers, clients, check_client_delay,
                     {"variant": variant, "first_request_delay_ms": round(first, 1),
                      "client_think_ms": round(between, 1), "requests": requests,
-                     "connections": connections})
+                     "connections": connections}, **own_pace)
 
 
 def check_client_delay(s, taps):
@@ -857,7 +869,7 @@ def chatty(rng, point):
     """Many sequential small exchanges over a long RTT: round trips dominate."""
     stack = draw_stack(rng)
     rtt = log_uniform(rng, 10, 400)
-    turns = clamp(rng.randint(20, 200), max(20, math.ceil(CHATTY_ROUND_TRIPS_MS / rtt)),
+    turns = clamp(rng.randint(20, 200), max(20, math.ceil(CHATTY_ROUND_TRIPS_MS / rtt) + 1),
                   int(15_000 / rtt))
     connections = rng.choice((1, 1, 2))
     servers, clients = request_response(

@@ -266,7 +266,8 @@ def make(slot, seed, out, prefix, sweep_seed=None, attempt=1):
         if slot.artefact:
             artefact_note = add_artefact(capture + ".tmp", slot.artefact, random.Random(seed))
         manifest = {
-            "scenario": slot.name, "cause": slot.cause, "finding": cause.finding,
+            "scenario": slot.name, "cause": slot.cause,
+            "finding": scenario.finding or cause.finding, "finding_loud": scenario.loud,
             "finding_figure": cause.finding_figure, "seed": seed, "sweep_seed": sweep_seed,
             "attempt": attempt, "capture": os.path.basename(capture),
             "capture_point": slot.point, "artefact": slot.artefact,

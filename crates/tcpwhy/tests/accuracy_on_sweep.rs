@@ -44,18 +44,22 @@ impl Scored {
     }
 
     /// Planted: the top finding names the cause, carries the figure the
-    /// manifest asks for, and is a warning or critical. Healthy: no finding
-    /// is a warning or critical.
+    /// manifest asks for, and is a warning or critical; or, when what was
+    /// planted costs no one time (`finding_loud` false), no finding is.
+    /// Healthy: no finding is a warning or critical.
     fn is_right(&self) -> bool {
+        let quiet = self.loud_findings().next().is_none();
         if !self.is_planted() {
-            return self.loud_findings().next().is_none();
+            return quiet;
         }
         let Some(top) = self.findings.first() else {
             return false;
         };
+        let must_be_loud = self.manifest["finding_loud"].as_bool().unwrap_or(true);
+        let loud_enough = if must_be_loud { is_loud(top) } else { quiet };
         let figure = self.manifest["finding_figure"].as_str();
         top["kind"] == self.manifest["finding"]
-            && is_loud(top)
+            && loud_enough
             && figure
                 .into_iter()
                 .all(|key| top["figures"].get(key).is_some())
