@@ -338,11 +338,15 @@ fn numbered(fwd: &Half, rev: &Half, segment: &Segment) -> Numbered {
 /// duplicate ACK could have asked for it sooner. Data before it may still
 /// be unacknowledged: a receiver holds back its ACK of a lone segment. The connection's silence must fit the timer's
 /// doubling waits for the packets missing; a longer one is a pause of the
-/// sender's, whatever else its host numbered meanwhile.
+/// sender's, whatever else its host numbered meanwhile. With all it sent
+/// before acknowledged, the packets missing can only be copies of this
+/// segment: more than a sender sends before it gives up are its host's
+/// packets to others.
 fn resends_an_unseen_tail(
     fwd: &mut Half,
     rev: &Half,
     segment: &Segment,
+    rel: Relative,
     seen: SeenAt,
     rtts: SideRtts,
     unseen_before: u16,
@@ -352,12 +356,19 @@ fn resends_an_unseen_tail(
     let Some(last_data) = fwd.release.last_data_ns() else {
         return false;
     };
+    let all_before_acknowledged = !seq::before(rev.last_ack, rel.seq);
+    let copies_possible = !all_before_acknowledged || unseen_before <= MOST_COPIES_SENT;
     let connection_silent_for = now - last_data.max(rev.last_ack_ns);
     unseen_before > 0
+        && copies_possible
         && now - last_data >= round_trip
         && connection_silent_for <= longest_timer_wait_ns(unseen_before, round_trip)
         && !fwd.release.prompted_by_an_ack(seen, rtts.to_sender())
 }
+
+/// The most copies of one segment a sender sends before it gives up on the
+/// connection: the first and Linux's default of 15 resends (tcp_retries2).
+const MOST_COPIES_SENT: u16 = 16;
 
 /// The longest a sender's timer can take to send a segment `copies` times
 /// (each wait twice the last): a first timeout of at most RFC 6298's floor
@@ -456,7 +467,7 @@ fn release_of(
         // cut the window (the sender undoes its cut once it learns so).
         fwd.release.resent_spuriously(seen, rel.len, to_sender);
         None
-    } else if resends_an_unseen_tail(fwd, rev, segment, seen, rtts, unseen_before) {
+    } else if resends_an_unseen_tail(fwd, rev, segment, rel, seen, rtts, unseen_before) {
         fwd.stats.lost_before_capture += 1;
         fwd.release.gap_seen();
         fwd.release

@@ -542,3 +542,35 @@ fn a_tail_lost_before_the_client_is_a_timers_resend_though_its_first_segment_awa
         Some(tcp::Release::Timer { tail: true })
     );
 }
+
+/// A client whose every exchange was answered and acknowledged sends its
+/// next request after two minutes, its IP identification 35 further on:
+/// more packets than a sender sends of one segment before giving up, so
+/// its host numbered them for others, and the request is new data sent at
+/// the client's pace. One number missing over a silence a timer fits is a
+/// resend of a copy lost before the capture point.
+#[test]
+fn a_request_after_an_idle_whose_host_numbered_packets_elsewhere_is_no_resend() {
+    let after_missing = |missing: u16, silence_ms: f64| {
+        let mut trace = Trace::ethernet();
+        let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:20000");
+        conn.handshake(&mut trace, 0.0, 0.4);
+        for turn in 0..3 {
+            let asked = 10.0 + 10.0 * f64::from(turn);
+            conn.send(&mut trace, Side::Client, asked, 24);
+            conn.send(&mut trace, Side::Server, asked + 1.0, 17);
+            conn.ack(&mut trace, Side::Client, asked + 1.2);
+        }
+        conn.lose_packets(Side::Client, missing);
+        conn.send(&mut trace, Side::Client, 31.2 + silence_ms, 24);
+        last_release(&trace)
+    };
+    assert_ne!(
+        after_missing(35, 120_000.0),
+        Some(tcp::Release::Timer { tail: true })
+    );
+    assert_eq!(
+        after_missing(1, 1_000.0),
+        Some(tcp::Release::Timer { tail: true })
+    );
+}
