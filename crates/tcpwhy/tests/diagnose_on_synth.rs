@@ -155,3 +155,43 @@ fn a_reset_of_data_sent_after_the_servers_close_fails_no_request() {
     let while_open = findings_of("request-while-open", false);
     assert!(failed(&while_open), "{while_open:#?}");
 }
+
+/// A terminal session: twelve times the client sends a line and the server
+/// answers in two pieces 1.5 s apart (output of a command that takes its
+/// time), the client's next line coming a second later. As an exchange of
+/// unknown bytes that is a response written in pieces, which the client
+/// waited for. Once the server's first words are an SSH identification,
+/// either side may speak unprompted: no one waited for the rest, and the
+/// pauses are the session's own pace.
+#[test]
+fn pauses_inside_what_a_side_says_in_a_conversation_are_its_own_pace() {
+    let findings_of = |name: &str, banner: &[u8]| {
+        let mut trace = Trace::ethernet();
+        let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:22");
+        conn.handshake(&mut trace, 0.0, 2.0);
+        conn.send_bytes(&mut trace, Side::Server, 3.0, banner);
+        conn.ack(&mut trace, Side::Client, 4.0);
+        for turn in 0..12 {
+            let at = 10.0 + 2_600.0 * f64::from(turn);
+            conn.send(&mut trace, Side::Client, at, 48);
+            conn.send(&mut trace, Side::Server, at + 2.0, 48);
+            conn.ack(&mut trace, Side::Client, at + 3.0);
+            conn.send(&mut trace, Side::Server, at + 1_502.0, 80);
+            conn.ack(&mut trace, Side::Client, at + 1_503.0);
+        }
+        let path = std::env::temp_dir().join(format!("tcpwhy-{name}-{}.pcap", std::process::id()));
+        trace.write(&path).unwrap();
+        let findings = common::objects("diagnose", &path, "finding");
+        std::fs::remove_file(&path).unwrap();
+        findings
+    };
+    let split_loud = |findings: &[serde_json::Value]| {
+        findings
+            .iter()
+            .any(|f| f["kind"] == "split_response" && f["severity"] != "info")
+    };
+    let exchange = findings_of("pieces-of-unknown-bytes", b"\x00\x01\x02\x03 hello\r\n");
+    assert!(split_loud(&exchange), "{exchange:#?}");
+    let session = findings_of("pieces-of-a-terminal-session", b"SSH-2.0-OpenSSH_9.6\r\n");
+    assert!(!split_loud(&session), "{session:#?}");
+}

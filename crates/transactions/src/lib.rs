@@ -10,8 +10,11 @@
 //! wait), its bytes and packets each way, the retransmissions inside it, and
 //! a signature stable across repeats (`blk[127]-blk[3xxx]`). Where the
 //! payload is captured, HTTP and TLS transactions are also named from it
-//! (see [`name`]).
+//! (see [`name`]), and a conversation (SSH, IRC, a WebSocket, ...) is told
+//! from an exchange: there no one waits out a pause inside a message (see
+//! [`conversation`]).
 
+pub mod conversation;
 pub mod latency;
 pub mod ledger;
 pub mod name;
@@ -104,6 +107,8 @@ struct Open {
     /// had closed its side (its first segment acknowledged the server's
     /// FIN), or it is a TLS alert, which no one answers.
     awaits_no_answer: bool,
+    /// Its connection is a conversation: either side may speak unprompted.
+    in_conversation: bool,
     /// The longest single pause of the client's application inside the
     /// request, and of the server's inside the response (ms).
     longest_client_pause_ms: f64,
@@ -175,6 +180,7 @@ impl Open {
             ledger,
             failure: None,
             awaits_no_answer: false,
+            in_conversation: false,
             longest_client_pause_ms: 0.0,
             longest_server_pause_ms: 0.0,
             server_moved: None,
@@ -186,25 +192,32 @@ impl Open {
 
     /// A pause inside a message cost the time only of a peer that waited
     /// for the rest (see [`waited`]); pauses no one waited for were the
-    /// exchange standing idle, the client's own pace.
+    /// exchange standing idle, the client's own pace. In a conversation no
+    /// one waits for the rest of a message, nor for the client's first: each
+    /// side speaks at its own pace.
     fn unwaited_pauses_to_the_client(&mut self) {
-        let request_waited = waited(
-            self.request_end_ns,
-            self.longest_client_pause_ms,
-            self.server_moved,
-            self.client_closed_ns,
-        );
+        if self.in_conversation {
+            self.ledger.move_to(Part::ClientStart, Part::ClientThink);
+        }
+        let request_waited = !self.in_conversation
+            && waited(
+                self.request_end_ns,
+                self.longest_client_pause_ms,
+                self.server_moved,
+                self.client_closed_ns,
+            );
         if !request_waited {
             self.ledger.move_to(Part::ClientPause, Part::ClientThink);
         }
-        let response_waited = self.response.is_none_or(|(_, end)| {
-            waited(
-                end,
-                self.longest_server_pause_ms,
-                self.client_moved,
-                self.server_closed_ns,
-            )
-        });
+        let response_waited = !self.in_conversation
+            && self.response.is_none_or(|(_, end)| {
+                waited(
+                    end,
+                    self.longest_server_pause_ms,
+                    self.client_moved,
+                    self.server_closed_ns,
+                )
+            });
         if !response_waited {
             self.ledger.move_to(Part::ServerPause, Part::ClientThink);
         }
@@ -326,6 +339,8 @@ struct ConnectionTurns {
     walk: ledger::Walk,
     /// Where the server's FIN ended, once it closed its side.
     server_close_end: Option<u32>,
+    /// A message's start showed the connection to be a conversation.
+    conversational: bool,
 }
 
 /// Collects transactions from segments as the tracker hands them on.
@@ -384,6 +399,11 @@ impl Builder {
             turns.open = Some(open);
         }
         let open = turns.open.as_mut().expect("a transaction is open");
+        let starts_a_message = opens || open.response.is_none();
+        if starts_a_message && !turns.conversational && conversation::starts(payload) {
+            turns.conversational = true;
+        }
+        open.in_conversation |= turns.conversational;
         match segment.direction {
             Direction::ClientToServer => open.request_segment(segment),
             Direction::ServerToClient => open.response_segment(segment, payload),

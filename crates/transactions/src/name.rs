@@ -17,18 +17,20 @@ const HTTP_METHODS: [&str; 9] = [
     "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE",
 ];
 
-/// Whether a payload could start an HTTP or TLS message: two upper-case
-/// letters, or a TLS record type with major version 3. Cheap enough to ask of
-/// every segment, so only these payloads need to be kept for naming.
+/// Whether a payload could start an HTTP or TLS message (two upper-case
+/// letters, or a TLS record type with major version 3) or show a
+/// conversation (see [`crate::conversation`]). Cheap enough to ask of every
+/// segment, so only these payloads need to be kept.
 pub fn may_name(payload: &[u8]) -> bool {
-    match payload {
+    let http_or_tls = match payload {
         [first, second, ..] => {
             (first.is_ascii_uppercase() && second.is_ascii_uppercase())
                 || ((record::CHANGE_CIPHER_SPEC..=record::APPLICATION_DATA).contains(first)
                     && *second == 3)
         }
         _ => false,
-    }
+    };
+    http_or_tls || crate::conversation::starts(payload)
 }
 
 /// What the start of a request says, if it is HTTP or TLS.
@@ -174,7 +176,7 @@ fn http_status(payload: &[u8]) -> Option<String> {
     http_status_code(payload).map(|code| code.to_string())
 }
 
-fn http_status_code(payload: &[u8]) -> Option<u16> {
+pub(crate) fn http_status_code(payload: &[u8]) -> Option<u16> {
     let rest = payload.strip_prefix(b"HTTP/1.")?;
     let code = rest.get(2..5)?;
     if rest.get(1) != Some(&b' ') || !code.iter().all(u8::is_ascii_digit) {
