@@ -28,8 +28,15 @@ const SIGNS: [fn(&[u8]) -> bool; 11] = [
 /// preliminary reply, whose final reply waits on a transfer over another
 /// connection.
 pub fn starts(payload: &[u8]) -> bool {
-    SIGNS.iter().any(|sign| sign(payload))
+    payload
+        .first()
+        .is_some_and(|first| FIRST_BYTES.contains(first))
+        && SIGNS.iter().any(|sign| sign(payload))
 }
+
+/// The bytes some sign begins with: most payloads begin otherwise, so
+/// asking of every segment costs little.
+const FIRST_BYTES: &[u8] = b"SsNCR<H*pPmM1\xff\x10\x05";
 
 /// RFC 4253: each side first sends `SSH-protoversion-softwareversion`.
 fn ssh_identification(payload: &[u8]) -> bool {
@@ -92,14 +99,18 @@ fn http_switching_protocols(payload: &[u8]) -> bool {
 /// A Redis SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE or MONITOR, as a RESP array
 /// (`*2\r\n$9\r\nsubscribe\r\n...`) or inline: from then on the server pushes.
 fn redis_subscription(payload: &[u8]) -> bool {
+    const PUSHING: [&[u8]; 4] = [b"subscribe", b"psubscribe", b"ssubscribe", b"monitor"];
     let command = match payload.first() {
         Some(b'*') => resp_first_string(payload),
-        _ => payload.split(|&b| b == b' ' || b == b'\r').next(),
+        _ => Some(payload),
     };
     command.is_some_and(|command| {
-        ["subscribe", "psubscribe", "ssubscribe", "monitor"]
-            .iter()
-            .any(|name| command.eq_ignore_ascii_case(name.as_bytes()))
+        PUSHING.iter().any(|name| {
+            command
+                .get(..name.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(name))
+                && matches!(command.get(name.len()), None | Some(b' ' | b'\r' | b'\n'))
+        })
     })
 }
 
@@ -160,6 +171,7 @@ mod tests {
             b"HTTP/1.1 100 Continue\r\n",
             &[22, 3, 1, 0, 200, 1],
             b"*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n",
+            b"subscribers 12\r\n",
             b"220 mail.example.com ESMTP\r\n",
             b"EHLO client\r\n",
             b"<?xml version='1.0'?><soap:Envelope>",
