@@ -107,8 +107,6 @@ struct Open {
     /// had closed its side (its first segment acknowledged the server's
     /// FIN), or it is a TLS alert, which no one answers.
     awaits_no_answer: bool,
-    /// Its connection is a conversation: either side may speak unprompted.
-    in_conversation: bool,
     /// The longest single pause of the client's application inside the
     /// request, and of the server's inside the response (ms).
     longest_client_pause_ms: f64,
@@ -180,7 +178,6 @@ impl Open {
             ledger,
             failure: None,
             awaits_no_answer: false,
-            in_conversation: false,
             longest_client_pause_ms: 0.0,
             longest_server_pause_ms: 0.0,
             server_moved: None,
@@ -195,11 +192,11 @@ impl Open {
     /// exchange standing idle, the client's own pace. In a conversation no
     /// one waits for the rest of a message, nor for the client's first: each
     /// side speaks at its own pace.
-    fn unwaited_pauses_to_the_client(&mut self) {
-        if self.in_conversation {
+    fn unwaited_pauses_to_the_client(&mut self, in_conversation: bool) {
+        if in_conversation {
             self.ledger.move_to(Part::ClientStart, Part::ClientThink);
         }
-        let request_waited = !self.in_conversation
+        let request_waited = !in_conversation
             && waited(
                 self.request_end_ns,
                 self.longest_client_pause_ms,
@@ -209,7 +206,7 @@ impl Open {
         if !request_waited {
             self.ledger.move_to(Part::ClientPause, Part::ClientThink);
         }
-        let response_waited = !self.in_conversation
+        let response_waited = !in_conversation
             && self.response.is_none_or(|(_, end)| {
                 waited(
                     end,
@@ -259,11 +256,16 @@ impl Open {
         }
     }
 
-    fn close(mut self, connection: u64, next_request: Option<&SegmentView>) -> Transaction {
+    fn close(
+        mut self,
+        connection: u64,
+        next_request: Option<&SegmentView>,
+        in_conversation: bool,
+    ) -> Transaction {
         if let Some(next) = next_request {
             self.client_moved.get_or_insert(Move::of(next));
         }
-        self.unwaited_pauses_to_the_client();
+        self.unwaited_pauses_to_the_client(in_conversation);
         let next_request_ns = next_request.map(|next| next.timestamp_ns);
         let end_ns = self.response.map_or(self.request_end_ns, |(_, end)| end);
         Transaction {
@@ -343,6 +345,18 @@ struct ConnectionTurns {
     conversational: bool,
 }
 
+impl ConnectionTurns {
+    /// Closes the open transaction, if any, before `next_request`.
+    fn close_open(
+        &mut self,
+        connection: u64,
+        next_request: Option<&SegmentView>,
+    ) -> Option<Transaction> {
+        let open = self.open.take()?;
+        Some(open.close(connection, next_request, self.conversational))
+    }
+}
+
 /// Collects transactions from segments as the tracker hands them on.
 #[derive(Debug, Default)]
 pub struct Builder {
@@ -369,9 +383,8 @@ impl Builder {
         }
         let opens = opens_transaction(turns.open.as_ref(), segment);
         if opens {
-            if let Some(finished) = turns.open.take() {
-                self.done
-                    .push(finished.close(segment.connection, Some(segment)));
+            if let Some(finished) = turns.close_open(segment.connection, Some(segment)) {
+                self.done.push(finished);
             }
         }
         let paused_before = turns.open.as_ref().map(Open::paused_ms);
@@ -403,7 +416,6 @@ impl Builder {
         if starts_a_message && !turns.conversational && conversation::starts(payload) {
             turns.conversational = true;
         }
-        open.in_conversation |= turns.conversational;
         match segment.direction {
             Direction::ClientToServer => open.request_segment(segment),
             Direction::ServerToClient => open.response_segment(segment, payload),
@@ -437,8 +449,9 @@ impl Builder {
         mut dropped: impl FnMut(&Transaction),
     ) {
         for &connection in connections {
-            if let Some(open) = self.connections.remove(&connection).and_then(|t| t.open) {
-                dropped(&open.close(connection, None));
+            let mut turns = self.connections.remove(&connection);
+            if let Some(closed) = turns.as_mut().and_then(|t| t.close_open(connection, None)) {
+                dropped(&closed);
             }
         }
         self.done.retain(|transaction| {
@@ -454,9 +467,9 @@ impl Builder {
     /// connection that had any, in connection order.
     pub fn finish(mut self) -> (Vec<Transaction>, Vec<ConnectionLedger>) {
         let mut ledgers = Vec::new();
-        for (connection, turns) in self.connections.drain() {
-            if let Some(open) = turns.open {
-                self.done.push(open.close(connection, None));
+        for (connection, mut turns) in self.connections.drain() {
+            if let Some(closed) = turns.close_open(connection, None) {
+                self.done.push(closed);
             }
             if turns.count > 0 {
                 ledgers.push(ConnectionLedger {
