@@ -35,6 +35,11 @@ fn write_trace(name: &str, mut steps: Vec<(f64, usize, Step)>) -> std::path::Pat
             Step::ServerReset => conversation.rst(&mut trace, Side::Server, at),
         }
     }
+    written(name, &trace)
+}
+
+/// Writes `trace` to a temporary pcap named after `name`.
+fn written(name: &str, trace: &Trace) -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!("tcpwhy-{name}-{}.pcap", std::process::id()));
     trace.write(&path).unwrap();
     path
@@ -179,8 +184,7 @@ fn pauses_inside_what_a_side_says_in_a_conversation_are_its_own_pace() {
             conn.send(&mut trace, Side::Server, at + 1_502.0, 80);
             conn.ack(&mut trace, Side::Client, at + 1_503.0);
         }
-        let path = std::env::temp_dir().join(format!("tcpwhy-{name}-{}.pcap", std::process::id()));
-        trace.write(&path).unwrap();
+        let path = written(name, &trace);
         let findings = common::objects("diagnose", &path, "finding");
         std::fs::remove_file(&path).unwrap();
         findings
