@@ -89,6 +89,11 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         .map(|c| c.duration_ms)
         .collect();
     let waits: Vec<f64> = retried.iter().map(|c| setup_wait_ms(c)).collect();
+    // The client's SYN got through but the server's answer (or the client's
+    // ACK of it) was lost: the server sent its SYN-ACK again.
+    let syn_ack_resent: Vec<&ConnectionSummary> = of(Trouble::Retried)
+        .filter(|c| c.handshake.syn_retries_ns.is_empty() && c.handshake.syn_ack_retries > 0)
+        .collect();
     let most_retried = retried
         .iter()
         .max_by_key(|c| c.handshake.syn_retries_ns.len());
@@ -99,6 +104,13 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
             "{} waited for SYN retries (after {} s)",
             counted(retried.len(), "connection attempt"),
             retry_offsets(c)
+        ));
+    }
+    if let Some(c) = syn_ack_resent.first() {
+        clauses.push(format!(
+            "{} waited for the server's SYN-ACK sent again (after {} s)",
+            counted(syn_ack_resent.len(), "connection attempt"),
+            syn_ack_offset(c)
         ));
     }
     for (kind, words) in [
@@ -124,24 +136,27 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
             load.threshold,
         ));
     }
-    let mut title = clauses.join("; ") + &culprit(&troubled);
-    title[..1].make_ascii_uppercase();
+    let title = clauses.join("; ") + &culprit(&troubled);
     let mut found = finding("connection_setup_failure", title, cost);
     found.connections = troubled.len() as u64;
     found.example_connection = most_retried
+        .or(syn_ack_resent.first())
         .map(|c| c.id)
         .or(troubled.first().map(|(c, _)| c.id));
     let per_connection = cost / troubled.len() as f64;
     found.severity = crate::rules::severity(cost, per_connection, cost / total_ms, 1.0, true);
     found.share = (cost / total_ms).min(1.0);
     found.frames = inputs.evidence.frames(&[EventKind::SynRetransmission]);
-    found.wireshark_filter = if retried.is_empty() {
-        "tcp.flags.reset == 1 || (tcp.flags.syn == 1 && tcp.flags.ack == 0)".into()
-    } else {
+    found.wireshark_filter = if !retried.is_empty() {
         "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.analysis.retransmission".into()
+    } else if !syn_ack_resent.is_empty() {
+        "tcp.flags.syn == 1 && tcp.flags.ack == 1 && tcp.analysis.retransmission".into()
+    } else {
+        "tcp.flags.reset == 1 || (tcp.flags.syn == 1 && tcp.flags.ack == 0)".into()
     };
     found.explanation = explanation(
         &retried,
+        &syn_ack_resent,
         of(Trouble::Refused).count(),
         &resets,
         load.as_ref(),
@@ -168,6 +183,7 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
 
 fn explanation(
     retried: &[&ConnectionSummary],
+    syn_ack_resent: &[&ConnectionSummary],
     refused: usize,
     resets: &[f64],
     load: Option<&Load>,
@@ -180,6 +196,15 @@ fn explanation(
              queue is full, a firewall or load balancer drops them, or SNAT runs out of ports.",
             c.id,
             retry_offsets(c)
+        );
+    }
+    if let Some(c) = syn_ack_resent.first() {
+        text += &format!(
+            " The server's SYN-ACK went unacknowledged, so it sent it again after a \
+             retransmission timeout (connection {}: after {} s): the SYN-ACK was lost on its \
+             way to the client, or the client's ACK on its way back.",
+            c.id,
+            syn_ack_offset(c)
         );
     }
     if refused > 0 {
@@ -302,6 +327,14 @@ fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
     let syn = handshake.syn_ns.unwrap_or(connection.first_ns);
     let end = handshake.syn_ack_ns.unwrap_or(connection.last_ns);
     (end - syn) as f64 / 1e6
+}
+
+/// When the server's SYN-ACK was last sent again, in seconds after its first.
+fn syn_ack_offset(connection: &ConnectionSummary) -> String {
+    let handshake = &connection.handshake;
+    let first = handshake.syn_ack_ns.unwrap_or(connection.first_ns);
+    let answered = handshake.ack_ns.unwrap_or(connection.last_ns);
+    format!("{:.1}", (answered - first) as f64 / 1e9)
 }
 
 /// When each SYN was sent again, in seconds after the first: `1.0, 3.0, 7.1`.
