@@ -1,6 +1,7 @@
 //! Rows that carry more than the stage's own record, as the JSON lines do:
 //! a connection with what limits its rate, a ledger with its parts summed by kind.
 
+use diagnose::Limiter;
 use serde::Serialize;
 use tcp::ConnectionSummary;
 use transactions::{ConnectionLedger, Latency};
@@ -13,8 +14,8 @@ pub(crate) struct RateLimitRow {
 
 #[derive(Serialize)]
 struct RateLimit {
-    client_to_server: Option<&'static str>,
-    server_to_client: Option<&'static str>,
+    client_to_server: Option<Limiter>,
+    server_to_client: Option<Limiter>,
 }
 
 #[derive(Serialize)]

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use capture::CaptureError;
-use diagnose::{Finding, Severity};
+use diagnose::{Finding, FindingKind, Severity};
 use pipeline::{Analysis, Silent, Stages};
 use serde::Serialize;
 use transactions::{Durations, Transaction};
@@ -44,7 +44,7 @@ pub struct Run {
 /// What became of one kind of finding.
 #[derive(Debug, Clone, Serialize)]
 pub struct FindingChange {
-    pub kind: &'static str,
+    pub kind: FindingKind,
     pub change: Change,
     pub before: Option<FoundOnce>,
     pub after: Option<FoundOnce>,
@@ -138,7 +138,7 @@ fn run(path: &str, analysis: &Analysis) -> Run {
 /// Each kind's costliest finding in each run, paired by kind.
 fn finding_changes(before: &[Finding], after: &[Finding]) -> Vec<FindingChange> {
     let by_kind = |findings: &[Finding]| {
-        let mut kinds: BTreeMap<&'static str, FoundOnce> = BTreeMap::new();
+        let mut kinds: BTreeMap<FindingKind, FoundOnce> = BTreeMap::new();
         for finding in findings {
             let found = FoundOnce {
                 title: finding.title.clone(),
@@ -153,11 +153,11 @@ fn finding_changes(before: &[Finding], after: &[Finding]) -> Vec<FindingChange> 
         kinds
     };
     let (mut before, mut after) = (by_kind(before), by_kind(after));
-    let kinds: Vec<&'static str> = before.keys().chain(after.keys()).copied().collect();
+    let kinds: Vec<FindingKind> = before.keys().chain(after.keys()).copied().collect();
     let mut changes: Vec<FindingChange> = kinds
         .into_iter()
         .filter_map(|kind| {
-            let (before, after) = (before.remove(kind), after.remove(kind));
+            let (before, after) = (before.remove(&kind), after.remove(&kind));
             let change = match (&before, &after) {
                 (Some(_), None) => Change::Gone,
                 (None, Some(_)) => Change::New,

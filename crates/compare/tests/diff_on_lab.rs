@@ -34,7 +34,7 @@ fn turning_nagle_off_removes_the_finding_and_its_wait_from_every_exchange() {
     let nagle = diff
         .findings
         .iter()
-        .find(|f| f.kind == "nagle_delayed_ack")
+        .find(|f| f.kind == diagnose::FindingKind::NagleDelayedAck)
         .expect("the planted finding is listed");
     assert_eq!(nagle.change, Change::Gone);
     assert!(nagle.before.as_ref().unwrap().severity >= Severity::Warning);

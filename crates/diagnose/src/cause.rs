@@ -2,6 +2,8 @@
 
 use transactions::Part;
 
+use crate::FindingKind;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Cause {
     SetupFailure,
@@ -37,33 +39,33 @@ pub enum Cause {
 
 impl Cause {
     /// The finding kind that names it.
-    pub fn kind(self) -> &'static str {
+    pub fn kind(self) -> FindingKind {
         match self {
-            Cause::SetupFailure => "connection_setup_failure",
-            Cause::AcceptQueue => "accept_queue_overflow",
-            Cause::ClientDelay => "client_delay",
-            Cause::ClientThink => "client_think",
-            Cause::ApplicationLimited => "application_limited",
-            Cause::SplitResponse => "split_response",
-            Cause::Chattiness => "chattiness",
-            Cause::PathLatency => "path_latency",
-            Cause::BottleneckLink => "bottleneck_link",
-            Cause::Transfer => "transfer",
-            Cause::SlowStart => "slow_start",
-            Cause::ServerThink => "server_think_time",
-            Cause::PeriodicStalls => "periodic_stalls",
-            Cause::ServerSaturation => "server_saturation",
-            Cause::PoolQueueing => "pool_queueing",
-            Cause::NagleDelayedAck => "nagle_delayed_ack",
-            Cause::DelayedAck => "delayed_ack",
-            Cause::ReceiveWindow => "receive_window_limited",
-            Cause::ZeroWindow => "zero_window",
-            Cause::SendBuffer => "send_buffer_limited",
-            Cause::PacketLoss => "packet_loss",
-            Cause::PeriodicLoss => "periodic_loss",
-            Cause::TailLoss => "tail_loss",
-            Cause::DeadPeer => "dead_peer",
-            Cause::MtuBlackHole => "mtu_black_hole",
+            Cause::SetupFailure => FindingKind::ConnectionSetupFailure,
+            Cause::AcceptQueue => FindingKind::AcceptQueueOverflow,
+            Cause::ClientDelay => FindingKind::ClientDelay,
+            Cause::ClientThink => FindingKind::ClientThink,
+            Cause::ApplicationLimited => FindingKind::ApplicationLimited,
+            Cause::SplitResponse => FindingKind::SplitResponse,
+            Cause::Chattiness => FindingKind::Chattiness,
+            Cause::PathLatency => FindingKind::PathLatency,
+            Cause::BottleneckLink => FindingKind::BottleneckLink,
+            Cause::Transfer => FindingKind::Transfer,
+            Cause::SlowStart => FindingKind::SlowStart,
+            Cause::ServerThink => FindingKind::ServerThinkTime,
+            Cause::PeriodicStalls => FindingKind::PeriodicStalls,
+            Cause::ServerSaturation => FindingKind::ServerSaturation,
+            Cause::PoolQueueing => FindingKind::PoolQueueing,
+            Cause::NagleDelayedAck => FindingKind::NagleDelayedAck,
+            Cause::DelayedAck => FindingKind::DelayedAck,
+            Cause::ReceiveWindow => FindingKind::ReceiveWindowLimited,
+            Cause::ZeroWindow => FindingKind::ZeroWindow,
+            Cause::SendBuffer => FindingKind::SendBufferLimited,
+            Cause::PacketLoss => FindingKind::PacketLoss,
+            Cause::PeriodicLoss => FindingKind::PeriodicLoss,
+            Cause::TailLoss => FindingKind::TailLoss,
+            Cause::DeadPeer => FindingKind::DeadPeer,
+            Cause::MtuBlackHole => FindingKind::MtuBlackHole,
         }
     }
 

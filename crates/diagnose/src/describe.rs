@@ -9,7 +9,7 @@ use transactions::{Part, Stretch};
 
 use crate::cause::Cause;
 use crate::charges::{self, distinct, queue_samples, CauseTotal, Context};
-use crate::{detectors, patterns, Finding, Inputs};
+use crate::{detectors, patterns, Finding, FindingKind, Inputs};
 
 /// The finding for `cause`, or None where another detector describes it.
 pub fn finding(
@@ -70,6 +70,7 @@ pub fn finding(
 
 /// What the ledger says of one cause, gathered for its text.
 struct Facts<'a> {
+    kind: FindingKind,
     total: &'a CauseTotal,
     example: Option<&'a ConnectionSummary>,
     /// The longest stretch charged to the cause on the example connection.
@@ -103,6 +104,7 @@ impl<'a> Facts<'a> {
             })
             .sum();
         Facts {
+            kind: cause.kind(),
             total,
             example,
             stretch,
@@ -196,12 +198,12 @@ impl<'a> Facts<'a> {
     }
 }
 
-fn with_text(title: String, explanation: String, fix: &str) -> Finding {
+fn with_text(kind: FindingKind, title: String, explanation: String, fix: &str) -> Finding {
     Finding {
         title,
         explanation,
         fix: fix.to_string(),
-        ..detectors::finding("", String::new(), 0.0)
+        ..detectors::finding(kind, String::new(), 0.0)
     }
 }
 
@@ -255,6 +257,7 @@ fn nagle(facts: &Facts) -> Finding {
         or_else,
     } = held_back_by(receiver, typical - facts.round_trip_ms());
     let mut found = with_text(
+        facts.kind,
         format!(
             "{} of {} each: the {sender} held a small segment back (Nagle) until {until}",
             count(facts.stretches, "wait"),
@@ -281,6 +284,7 @@ fn delayed_ack(facts: &Facts) -> Finding {
     let (sender, receiver) = facts.sender();
     let typical = facts.typical_wait_ms();
     let mut found = with_text(
+        facts.kind,
         format!(
             "The {sender} waited {}, {} each, for the {receiver}'s delayed ACK of its last \
              segment",
@@ -317,6 +321,7 @@ fn receive_window(facts: &Facts) -> Finding {
     });
     let rtt = facts.round_trip_ms();
     let mut found = with_text(
+        facts.kind,
         format!(
             "The {sender} waited {} for the {receiver}'s {} receive window to open: at most a \
              window per {} round trip",
@@ -356,6 +361,7 @@ fn zero_window(facts: &Facts) -> Finding {
     let (sender, receiver) = facts.sender();
     let advertisements = facts.receiver_data().map_or(0, |d| d.zero_windows);
     let mut found = with_text(
+        facts.kind,
         format!(
             "The {receiver} stopped reading: the {sender} stood still {} in all before a zero \
              window opened",
@@ -382,6 +388,7 @@ fn send_buffer(facts: &Facts) -> Finding {
     let in_flight = facts.sender_data().map_or(0, |d| d.max_bytes_in_flight);
     let window = facts.receiver_data().map_or(0, |d| d.window.max);
     let mut found = with_text(
+        facts.kind,
         format!(
             "The {sender} sent at most {} before waiting for all of it to be acknowledged, {}, \
              though the window allowed {}",
@@ -415,6 +422,7 @@ fn application_limited(facts: &Facts) -> Finding {
     let (sender, _) = facts.sender();
     let in_flight = facts.sender_data().map_or(0, |d| d.max_bytes_in_flight);
     with_text(
+        facts.kind,
         format!(
             "The {sender}'s application paced its sending: {} with nothing left to send and \
              the window open, {} in all",
@@ -436,6 +444,7 @@ fn application_limited(facts: &Facts) -> Finding {
 fn split_response(facts: &Facts) -> Finding {
     let typical = facts.typical_wait_ms();
     let mut found = with_text(
+        facts.kind,
         format!(
             "{} written in pieces with {} of {} each between them",
             count(facts.total.transactions(), "response"),
@@ -469,6 +478,7 @@ fn client_delay(facts: &Facts, inputs: &Inputs) -> Finding {
         String::new()
     };
     with_text(
+        facts.kind,
         format!(
             "The client opened {} and waited {} before its first request{}",
             count(connections, "connection"),
@@ -494,6 +504,7 @@ fn client_delay(facts: &Facts, inputs: &Inputs) -> Finding {
 fn client_think(facts: &Facts) -> Finding {
     let pauses = facts.stretches.max(1);
     with_text(
+        facts.kind,
         format!(
             "The client paused {} between turns ({}, {} each on average): its own pace",
             duration(facts.total.cost_ms),
@@ -515,6 +526,7 @@ fn chattiness(facts: &Facts) -> Finding {
     let rtt = facts.round_trip_ms();
     let turns = facts.total.transactions();
     let mut found = with_text(
+        facts.kind,
         format!(
             "{} in a row, each paying a {} round trip: {} in all",
             count(turns, "request/response turn"),
@@ -538,6 +550,7 @@ fn chattiness(facts: &Facts) -> Finding {
 fn path_latency(facts: &Facts) -> Finding {
     let rtt = facts.round_trip_ms();
     let mut found = with_text(
+        facts.kind,
         format!(
             "A {} round trip on the path: {} of waiting for packets to cross it",
             duration(rtt),
@@ -574,6 +587,7 @@ fn bottleneck_link(facts: &Facts, inputs: &Inputs, context: &Context) -> Finding
     let typical = rtt.median_ms.unwrap_or(0.0);
     let rate = shared_throughput(facts, inputs);
     let mut found = with_text(
+        facts.kind,
         format!(
             "A bottleneck link sets the pace{}: round trips rose from {} to {} as a queue \
              built before it",
@@ -615,6 +629,7 @@ fn bottleneck_link(facts: &Facts, inputs: &Inputs, context: &Context) -> Finding
 fn slow_start(facts: &Facts) -> Finding {
     let (sender, _) = facts.sender();
     with_text(
+        facts.kind,
         format!(
             "Transfers spent {} growing the {sender}'s congestion window (slow start), a round \
              trip at a time",
@@ -654,6 +669,7 @@ fn server_think(facts: &Facts, totals: &BTreeMap<Cause, CauseTotal>) -> Finding 
         String::new()
     };
     let mut found = with_text(
+        facts.kind,
         format!(
             "The server {server} took {} to answer {}{spread}{}",
             duration(facts.total.cost_ms),
@@ -678,6 +694,7 @@ fn periodic_stalls(facts: &Facts, inputs: &Inputs) -> Finding {
     let (length, period, stalls) =
         pattern.map_or((0.0, 0.0, 0), |p| (p.length_ms, p.period_s, p.count));
     let mut found = with_text(
+        facts.kind,
         format!(
             "The server stalls about {} every {:.2} s ({} times)",
             duration(length),
@@ -774,6 +791,7 @@ fn location(counts: &LossCounts) -> String {
 fn packet_loss(facts: &Facts, inputs: &Inputs) -> Finding {
     let counts = loss_counts(inputs);
     let mut found = with_text(
+        facts.kind,
         format!(
             "Packet loss: {}, {} waiting for the losses to be recovered, lost {}",
             counts.resends(),
@@ -805,6 +823,7 @@ fn periodic_loss(facts: &Facts, inputs: &Inputs) -> Finding {
     let bursts = patterns::loss_burst_pattern(inputs.ticks, inputs.transactions);
     let (n, period) = bursts.map_or((0, 0.0), |b| (b.count, b.period_s));
     let mut found = with_text(
+        facts.kind,
         format!(
             "Loss in {n} bursts, one every {period:.2} s: {} of waiting for recovery, lost {}",
             duration(facts.total.cost_ms),
@@ -828,6 +847,7 @@ fn periodic_loss(facts: &Facts, inputs: &Inputs) -> Finding {
 fn tail_loss(facts: &Facts) -> Finding {
     let typical = facts.typical_wait_ms();
     with_text(
+        facts.kind,
         format!(
             "{} lost their last segment and waited {} each for a retransmission timer",
             count(facts.total.transactions(), "transaction"),
@@ -856,6 +876,7 @@ fn dead_peer(facts: &Facts) -> Finding {
         .unwrap_or_default();
     let resends = facts.sender_data().map_or(0, |d| d.most_resends);
     with_text(
+        facts.kind,
         format!(
             "The {receiver} {peer} stopped answering: the {sender} resent the same segment {resends} \
              times with growing timeouts and it was never acknowledged"
@@ -874,6 +895,7 @@ fn dead_peer(facts: &Facts) -> Finding {
 
 fn accept_queue(facts: &Facts) -> Finding {
     with_text(
+        facts.kind,
         format!(
             "{} completed the handshake, but the server took nothing in for {} in all: its \
              accept queue was full",
@@ -924,6 +946,7 @@ pub fn summary(inputs: &Inputs, totals: &BTreeMap<Cause, CauseTotal>) -> Option<
         .map(|(cause, total)| format!("{} {}", cause.kind(), duration(total.cost_ms)))
         .collect();
     let mut found = with_text(
+        FindingKind::LatencySplit,
         format!(
             "Where the time went: {} over {}: {}",
             duration(total_ms),
@@ -938,7 +961,6 @@ pub fn summary(inputs: &Inputs, totals: &BTreeMap<Cause, CauseTotal>) -> Option<
         ),
         "See the findings above for the causes worth fixing.",
     );
-    found.kind = "latency_split";
     found.transactions = inputs.transactions.len() as u64;
     found.connections = distinct(inputs.transactions.iter().map(|t| t.connection));
     for (group, ms) in &by_group {

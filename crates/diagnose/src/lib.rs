@@ -19,6 +19,7 @@ mod charges;
 mod describe;
 mod detectors;
 mod evidence;
+mod kind;
 mod patterns;
 pub mod rules;
 
@@ -30,8 +31,9 @@ use timeline::Tick;
 use transactions::{ConnectionLedger, Transaction};
 
 pub use cause::Cause;
-pub use detectors::limiter;
+pub use detectors::{limiter, Limiter};
 pub use evidence::Evidence;
+pub use kind::FindingKind;
 
 /// How much a finding matters; see [`rules::severity`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -55,7 +57,7 @@ impl Severity {
 /// One cause, with what it costs and what proves it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
-    pub kind: &'static str,
+    pub kind: FindingKind,
     pub severity: Severity,
     pub title: String,
     /// Time lost to this cause, in milliseconds.
@@ -83,7 +85,7 @@ impl Finding {
     /// A failure, not slowness: it costs no time, and its severity comes from
     /// how many requests failed.
     pub fn is_failure(&self) -> bool {
-        self.kind == detectors::APPLICATION_FAILURE
+        self.kind == FindingKind::ApplicationFailure
     }
 }
 
@@ -174,7 +176,7 @@ pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
     // worth a word is ranked by its time.
     findings.sort_by(|a, b| {
         let rank = |f: &Finding| {
-            let fault = f.severity > Severity::Info && fault_kinds.contains(f.kind);
+            let fault = f.severity > Severity::Info && fault_kinds.contains(&f.kind);
             (f.severity, f.is_failure(), fault)
         };
         rank(b).cmp(&rank(a)).then(b.cost_ms.total_cmp(&a.cost_ms))

@@ -2,7 +2,7 @@
 //! options stripped or clamped on the way, an MTU black hole, and a server
 //! that stalls at a steady period against one that is slow turn after turn.
 
-use diagnose::Finding;
+use diagnose::{Finding, FindingKind};
 use synth::{Conversation, Side, TcpOption, Trace};
 
 fn findings(trace: &Trace) -> Vec<Finding> {
@@ -13,7 +13,7 @@ fn findings(trace: &Trace) -> Vec<Finding> {
     pipeline::analyze_frames(trace.captured_frames(), stages).findings
 }
 
-fn of_kind<'a>(found: &'a [Finding], kind: &str) -> Option<&'a Finding> {
+fn of_kind(found: &[Finding], kind: FindingKind) -> Option<&Finding> {
     found.iter().find(|f| f.kind == kind)
 }
 
@@ -42,7 +42,7 @@ fn exchange(client: Vec<TcpOption>, server: Vec<TcpOption>) -> Trace {
 #[test]
 fn a_syn_ack_stripped_to_a_536_byte_mss_is_reported_option_by_option() {
     let found = findings(&exchange(full_options(), vec![TcpOption::Mss(536)]));
-    let options = of_kind(&found, "tcp_options").expect("a tcp_options finding");
+    let options = of_kind(&found, FindingKind::TcpOptions).expect("a tcp_options finding");
     for missing in ["window scaling", "SACK", "timestamps", "MSS down to 536"] {
         assert!(options.title.contains(missing), "{}", options.title);
     }
@@ -56,7 +56,7 @@ fn a_syn_ack_without_sack_and_a_clamped_mss_names_only_those() {
     server.retain(|option| *option != TcpOption::SackPermitted);
     server[0] = TcpOption::Mss(1380);
     let found = findings(&exchange(full_options(), server));
-    let options = of_kind(&found, "tcp_options").expect("a tcp_options finding");
+    let options = of_kind(&found, FindingKind::TcpOptions).expect("a tcp_options finding");
     assert!(options.title.contains("SACK from one side only on 1"));
     assert!(options.title.contains("MSS down to 1380"));
     assert!(!options.title.contains("window scaling"));
@@ -66,7 +66,10 @@ fn a_syn_ack_without_sack_and_a_clamped_mss_names_only_those() {
 #[test]
 fn matching_full_options_make_no_finding() {
     let found = findings(&exchange(full_options(), full_options()));
-    assert!(of_kind(&found, "tcp_options").is_none(), "{found:#?}");
+    assert!(
+        of_kind(&found, FindingKind::TcpOptions).is_none(),
+        "{found:#?}"
+    );
 }
 
 #[test]
@@ -90,7 +93,7 @@ fn a_third_syn_without_window_scaling_answered_at_last_is_named() {
     );
     conn.ack(&mut trace, Side::Client, 3010.0);
     let found = findings(&trace);
-    let options = of_kind(&found, "tcp_options").expect("a tcp_options finding");
+    let options = of_kind(&found, FindingKind::TcpOptions).expect("a tcp_options finding");
     assert!(
         options.title.contains("window scaling"),
         "{}",
@@ -126,7 +129,7 @@ fn response_resent(segment: u32, resends: u32) -> Trace {
 #[test]
 fn a_full_size_segment_resent_again_and_again_is_a_black_hole() {
     let found = findings(&response_resent(1448, 4));
-    let hole = of_kind(&found, "mtu_black_hole").expect("an mtu_black_hole finding");
+    let hole = of_kind(&found, FindingKind::MtuBlackHole).expect("an mtu_black_hole finding");
     assert_eq!(hole.figures["resent_segment_bytes"], 1448.0);
     assert_eq!(hole.figures["resends"], 4.0);
     assert!(
@@ -141,7 +144,10 @@ fn a_full_size_segment_resent_again_and_again_is_a_black_hole() {
 fn a_small_segment_resent_or_a_single_resend_is_not_a_black_hole() {
     for trace in [response_resent(200, 4), response_resent(1448, 1)] {
         let found = findings(&trace);
-        assert!(of_kind(&found, "mtu_black_hole").is_none(), "{found:#?}");
+        assert!(
+            of_kind(&found, FindingKind::MtuBlackHole).is_none(),
+            "{found:#?}"
+        );
     }
 }
 
@@ -172,14 +178,17 @@ fn stalls_are_periodic_only_with_usual_answers_between_them() {
         stalling.extend([1.0; 50]);
     }
     let found = findings(&turns(&stalling));
-    let stalls = of_kind(&found, "periodic_stalls").expect("periodic stalls");
+    let stalls = of_kind(&found, FindingKind::PeriodicStalls).expect("periodic stalls");
     assert_eq!(stalls.figures["stalls"], 4.0, "{}", stalls.title);
     // The same slow answers one after another, the usual ones all before
     // them: a slow server, not one that stops.
     let mut slow_in_a_row = vec![1.0; 200];
     slow_in_a_row.extend([300.0; 4]);
     let found = findings(&turns(&slow_in_a_row));
-    assert!(of_kind(&found, "periodic_stalls").is_none(), "{found:#?}");
+    assert!(
+        of_kind(&found, FindingKind::PeriodicStalls).is_none(),
+        "{found:#?}"
+    );
 }
 
 #[test]
@@ -204,8 +213,15 @@ fn syns_resent_again_and_again_are_not_explained_by_a_fin_resent_to_a_peer_gone(
         conn.fin(&mut trace, Side::Client, at_ms);
     }
     let found = findings(&trace);
-    assert_eq!(found[0].kind, "connection_setup_failure", "{found:#?}");
-    assert!(of_kind(&found, "packet_loss").is_none(), "{found:#?}");
+    assert_eq!(
+        found[0].kind,
+        FindingKind::ConnectionSetupFailure,
+        "{found:#?}"
+    );
+    assert!(
+        of_kind(&found, FindingKind::PacketLoss).is_none(),
+        "{found:#?}"
+    );
 }
 
 /// Requests written in two small pieces, the second held (Nagle) until the
@@ -231,7 +247,7 @@ fn requests_in_two_pieces(ack_after_ms: f64) -> Trace {
 /// The title of the Nagle finding on [`requests_in_two_pieces`].
 fn nagle_title(ack_after_ms: f64) -> String {
     let found = findings(&requests_in_two_pieces(ack_after_ms));
-    of_kind(&found, "nagle_delayed_ack")
+    of_kind(&found, FindingKind::NagleDelayedAck)
         .expect("Nagle")
         .title
         .clone()

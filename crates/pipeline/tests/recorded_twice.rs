@@ -42,11 +42,11 @@ fn every_record_twice(from: &Path, to: &Path) {
     std::fs::write(to, doubled).unwrap();
 }
 
-fn kinds_and_titles(analysis: &Analysis) -> Vec<(String, String)> {
+fn kinds_and_titles(analysis: &Analysis) -> Vec<(diagnose::FindingKind, String)> {
     analysis
         .findings
         .iter()
-        .map(|f| (format!("{:?}", f.kind), f.title.clone()))
+        .map(|f| (f.kind, f.title.clone()))
         .collect()
 }
 

@@ -26,7 +26,7 @@ fn setup_failure_title(analysis: &Analysis) -> String {
     let found = analysis
         .findings
         .iter()
-        .find(|f| f.kind == "connection_setup_failure")
+        .find(|f| f.kind == diagnose::FindingKind::ConnectionSetupFailure)
         .expect("a setup finding");
     found.title.clone()
 }

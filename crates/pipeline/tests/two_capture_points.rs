@@ -50,7 +50,7 @@ fn merging_the_two_ends_of_a_lossy_link_counts_each_packet_once() {
     let loss = merged
         .findings
         .iter()
-        .find(|finding| finding.kind == "packet_loss")
+        .find(|finding| finding.kind == diagnose::FindingKind::PacketLoss)
         .expect("the planted loss is found");
     assert!(loss.severity < Severity::Critical, "{}", loss.title);
     assert!(merged

@@ -252,7 +252,7 @@ fn detail_goes_to_those_asked_then_the_examples_then_the_largest_and_slowest_in_
         })
         .collect();
     let mut finding = diagnose::Finding {
-        kind: "zero_window",
+        kind: diagnose::FindingKind::ZeroWindow,
         severity: diagnose::Severity::Critical,
         title: String::new(),
         cost_ms: 1.0,

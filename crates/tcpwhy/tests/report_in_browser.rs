@@ -227,7 +227,7 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
         transaction.name = Some(format!("GET /{HOSTILE_SCRIPT} {HOSTILE_ATTRIBUTE}"));
     }
     let finding = diagnose::Finding {
-        kind: "server_think_time",
+        kind: diagnose::FindingKind::ServerThinkTime,
         severity: diagnose::Severity::Warning,
         title: format!("{HOSTILE_SCRIPT} is slow"),
         cost_ms: 10.0,

@@ -8,9 +8,8 @@ use std::collections::BTreeMap;
 use transactions::{FailureKind, Transaction};
 
 use super::{distinct_connections, finding};
-use crate::{Finding, Inputs, Severity};
+use crate::{Finding, FindingKind, Inputs, Severity};
 
-pub const KIND: &str = "application_failure";
 /// Frames listed as evidence at most.
 const FRAMES_SHOWN: usize = 20;
 /// Failing this share of the transactions makes the finding critical.
@@ -28,7 +27,7 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         .iter()
         .filter_map(|t| t.failure.map(|f| f.kind))
         .collect();
-    let mut found = finding(KIND, title(inputs, &failed), 0.0);
+    let mut found = finding(FindingKind::ApplicationFailure, title(inputs, &failed), 0.0);
     found.severity = if share >= CRITICAL_SHARE {
         Severity::Critical
     } else {

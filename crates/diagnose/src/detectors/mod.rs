@@ -12,10 +12,10 @@ mod saturation;
 mod setup;
 mod syn_flood;
 
+use serde::Serialize;
 use tcp::ConnectionSummary;
 use transactions::{ConnectionLedger, Part};
 
-pub use app_failures::KIND as APPLICATION_FAILURE;
 pub use options::black_holed;
 pub use pool::PoolQueueing;
 pub use saturation::Saturation;
@@ -23,7 +23,7 @@ pub use setup::failed_setups_ms;
 
 use crate::charges::shows_queue;
 use crate::rules::BULK_BYTES;
-use crate::{Finding, Inputs, Severity};
+use crate::{Finding, FindingKind, Inputs, Severity};
 
 /// The structural findings, with `setup_ms` the ledger's SYN-retry time of
 /// connections that did open and `total_ms` the time at stake.
@@ -52,16 +52,25 @@ pub fn black_hole_finding(inputs: &Inputs) -> Option<Finding> {
     options::mtu_black_hole(inputs)
 }
 
+/// What limits a bulk flow's rate, named from the waits its ledger charged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limiter {
+    ReceiveWindow,
+    ZeroWindow,
+    SendBuffer,
+    Application,
+    Loss,
+    /// Congestion-window, send-buffer and receive-window waits with round
+    /// trips growing with the bytes in flight, or no wait at all: the data
+    /// moved as fast as the path took it.
+    BottleneckLink,
+    SlowStart,
+}
+
 /// What limits each bulk flow of `c` (client to server, server to client),
-/// named from the waits its ledger charged: `receive_window`, `zero_window`,
-/// `send_buffer`, `application`, `loss`, `bottleneck_link` (congestion-window,
-/// send-buffer and receive-window waits with round trips growing with the
-/// bytes in flight, or no wait at all: the data moved as fast as the path
-/// took it), or `slow_start`; None for flows under 256 kB.
-pub fn limiter(
-    c: &ConnectionSummary,
-    ledger: Option<&ConnectionLedger>,
-) -> [Option<&'static str>; 2] {
+/// named from the waits its ledger charged; None for flows under 256 kB.
+pub fn limiter(c: &ConnectionSummary, ledger: Option<&ConnectionLedger>) -> [Option<Limiter>; 2] {
     c.directions().map(|data| {
         if data.unique_payload_bytes < BULK_BYTES {
             return None;
@@ -71,9 +80,9 @@ pub fn limiter(
         // bytes in flight (as the ledger's charges read it).
         let queue = shows_queue(c, data);
         let congestion = if queue {
-            "bottleneck_link"
+            Limiter::BottleneckLink
         } else {
-            "slow_start"
+            Limiter::SlowStart
         };
         let held_in_flight = [Part::SendBuffer, Part::ReceiveWindow].map(|part| ledger.get(part));
         let ([own_buffer, own_window], queued) = if queue {
@@ -82,15 +91,15 @@ pub fn limiter(
             (held_in_flight, 0.0)
         };
         let waits = [
-            ("receive_window", own_window),
-            ("zero_window", ledger.get(Part::ZeroWindow)),
-            ("send_buffer", own_buffer),
+            (Limiter::ReceiveWindow, own_window),
+            (Limiter::ZeroWindow, ledger.get(Part::ZeroWindow)),
+            (Limiter::SendBuffer, own_buffer),
             (
-                "application",
+                Limiter::Application,
                 ledger.get(Part::ClientPause) + ledger.get(Part::ServerPause),
             ),
             (
-                "loss",
+                Limiter::Loss,
                 ledger.get(Part::RetransmissionTimeout)
                     + ledger.get(Part::TailLoss)
                     + ledger.get(Part::LossRecovery),
@@ -100,20 +109,20 @@ pub fn limiter(
                 ledger.get(Part::CongestionWindow) + ledger.get(Part::Queueing) + queued,
             ),
         ];
-        let (name, waited) = waits.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let (limiter, waited) = waits.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
         Some(if waited > 0.0 {
-            name
+            limiter
         } else {
-            "bottleneck_link"
+            Limiter::BottleneckLink
         })
     })
 }
 
-pub(crate) fn finding(kind: &'static str, title: String, cost_ms: f64) -> Finding {
+pub(crate) fn finding(kind: FindingKind, title: String, cost_ms: f64) -> Finding {
     Finding {
         kind,
         severity: Severity::Info,
-        title: headline(kind, &title),
+        title: headline(kind.as_str(), &title),
         cost_ms,
         share: 0.0,
         connections: 0,

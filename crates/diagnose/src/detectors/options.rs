@@ -7,7 +7,7 @@
 use tcp::{ConnectionSummary, DirectionSummary, SynOptions};
 
 use super::finding;
-use crate::{Finding, Inputs};
+use crate::{Finding, FindingKind, Inputs};
 
 /// The MSS a full 1500-byte Ethernet frame allows, for IPv4 and IPv6.
 const ETHERNET_MSS_V4: u16 = 1460;
@@ -101,7 +101,7 @@ pub fn tcp_options(inputs: &Inputs) -> Option<Finding> {
     }
     let retried = count(|m| m.answered_without_scaling);
     let mut found = finding(
-        "tcp_options",
+        FindingKind::TcpOptions,
         format!(
             "{} of {} handshakes came out short of what both ends and Ethernet allow: {}",
             affected.len(),
@@ -225,7 +225,7 @@ pub fn mtu_black_hole(inputs: &Inputs) -> Option<Finding> {
     let &(example, side, bytes, resends, _) = stuck.iter().max_by_key(|s| s.3)?;
     let cost: f64 = stuck.iter().map(|s| s.4).sum();
     let mut found = finding(
-        "mtu_black_hole",
+        FindingKind::MtuBlackHole,
         format!(
             "MTU black hole suspected: {} connection(s) sent a {bytes}-byte segment {} times \
              without an ACK while smaller packets got through",

@@ -9,7 +9,7 @@ use transactions::Transaction;
 
 use super::finding;
 use crate::median;
-use crate::{Finding, Inputs};
+use crate::{Finding, FindingKind, Inputs};
 
 /// A front answer this soon after a back answer was released by it.
 const RELEASE_NS: i64 = 2_000_000;
@@ -180,7 +180,7 @@ fn queueing(inputs: &Inputs, front: &Tier, back: &Tier) -> Option<PoolQueueing> 
             .collect(),
     );
     let mut found = finding(
-        "pool_queueing",
+        FindingKind::PoolQueueing,
         format!(
             "Requests queue for a pool of {pool} connections to {}: {waiting} at once from {} \
              clients wait a median {queued:.1} ms before the back-tier call{growth}",

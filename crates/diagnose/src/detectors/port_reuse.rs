@@ -8,7 +8,7 @@ use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind, Role};
 
 use super::finding;
 use crate::median;
-use crate::{Finding, Inputs};
+use crate::{Finding, FindingKind, Inputs};
 
 /// TIME_WAIT lasts 60 s on Linux (120 to 240 s on Windows): a port used
 /// again sooner meets it on whichever side closed first.
@@ -80,7 +80,7 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     let holder = example.earlier.close.by.unwrap_or(Role::Client).as_str();
     let handshakes_ms: f64 = reuses.iter().map(Reuse::setup_ms).sum();
     let mut found = finding(
-        "port_reuse",
+        FindingKind::PortReuse,
         format!(
             "{} connections reused a client port a median {after:.0} ms after the previous \
              connection on it closed, inside the {holder}'s TIME_WAIT (60 s on Linux); {} \

@@ -4,7 +4,7 @@
 use transactions::Part;
 
 use super::{distinct_connections, finding};
-use crate::{median, Finding, Inputs};
+use crate::{median, Finding, FindingKind, Inputs};
 
 /// Answered transactions needed to judge how response time follows load.
 const SATURATION_MIN_TRANSACTIONS: usize = 24;
@@ -81,7 +81,7 @@ pub fn saturation(inputs: &Inputs) -> Option<Saturation> {
         .map(|t| t.ledger.get(Part::Server) - baseline)
         .sum();
     let mut found = finding(
-        "server_saturation",
+        FindingKind::ServerSaturation,
         format!(
             "Server saturated: its response time rose from {:.0} ms to {:.0} ms as \
              concurrency rose from {:.1} to {:.1}, while throughput stayed at {:.1} \

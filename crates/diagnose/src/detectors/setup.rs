@@ -6,7 +6,7 @@ use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind};
 
 use super::finding;
 use crate::median;
-use crate::{Finding, Inputs};
+use crate::{Finding, FindingKind, Inputs};
 
 /// A connection reset after this long without a byte from the server gave up waiting.
 const GAVE_UP_AFTER_MS: f64 = 1000.0;
@@ -137,7 +137,7 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         ));
     }
     let title = clauses.join("; ") + &culprit(&troubled);
-    let mut found = finding("connection_setup_failure", title, cost);
+    let mut found = finding(FindingKind::ConnectionSetupFailure, title, cost);
     found.connections = troubled.len() as u64;
     found.example_connection = most_retried
         .or(syn_ack_resent.first())

@@ -4,7 +4,7 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use tcp::{ConnectionSummary, DirectionSummary, Event};
+use tcp::{ConnState, ConnectionSummary, DirectionSummary, Event};
 
 use super::text::{duration_ms, fixed, paragraph, plural, Clock, Columns};
 use super::Style;
@@ -32,10 +32,10 @@ pub fn paint(text: &str, color: &str) -> String {
     }
 }
 
-fn state_color(state: &str) -> &'static str {
+fn state_color(state: ConnState) -> &'static str {
     match state {
-        "SF" | "S1" => GREEN,
-        "S0" | "REJ" | "RSTOS0" | "SH" => RED,
+        ConnState::SF | ConnState::S1 => GREEN,
+        ConnState::S0 | ConnState::REJ | ConnState::RSTOS0 | ConnState::SH => RED,
         _ => YELLOW,
     }
 }
@@ -103,7 +103,7 @@ pub fn connections(out: &mut impl Write, analysis: &Analysis, style: &Style) -> 
             c.id,
             clock.both(c.first_ns),
             endpoints(c),
-            paint(&format!("{:<6}", c.state.as_str()), state_color(c.state.as_str())),
+            paint(&format!("{:<6}", c.state.as_str()), state_color(c.state)),
             c.history,
             duration_ms(c.duration_ms),
             both(|d| d.packets),
