@@ -46,7 +46,6 @@ pub fn finding(
         Cause::TailLoss => tail_loss(&facts),
         Cause::DeadPeer => dead_peer(&facts),
     };
-    found.kind = cause.kind();
     found.cost_ms = total.cost_ms;
     found.transactions = total.transactions();
     found.connections = total.per_connection.len() as u64;
@@ -200,10 +199,9 @@ impl<'a> Facts<'a> {
 
 fn with_text(kind: FindingKind, title: String, explanation: String, fix: &str) -> Finding {
     Finding {
-        title,
         explanation,
         fix: fix.to_string(),
-        ..detectors::finding(kind, String::new(), 0.0)
+        ..Finding::new(kind, &title, 0.0)
     }
 }
 

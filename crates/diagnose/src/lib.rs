@@ -19,11 +19,12 @@ mod charges;
 mod describe;
 mod detectors;
 mod evidence;
+mod finding;
 mod kind;
 mod patterns;
 pub mod rules;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 use tcp::ConnectionSummary;
@@ -33,6 +34,7 @@ use transactions::{ConnectionLedger, Transaction};
 pub use cause::Cause;
 pub use detectors::{limiter, Limiter};
 pub use evidence::Evidence;
+pub use finding::Finding;
 pub use kind::FindingKind;
 
 /// How much a finding matters; see [`rules::severity`].
@@ -51,41 +53,6 @@ impl Severity {
             Severity::Warning => "warning",
             Severity::Critical => "critical",
         }
-    }
-}
-
-/// One cause, with what it costs and what proves it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Finding {
-    pub kind: FindingKind,
-    pub severity: Severity,
-    pub title: String,
-    /// Time lost to this cause, in milliseconds.
-    pub cost_ms: f64,
-    /// Cost as a share of the time at stake (every transaction's ledger but
-    /// the client's think time between turns, and the time connections spent
-    /// failing to open).
-    pub share: f64,
-    pub connections: u64,
-    pub transactions: u64,
-    pub example_connection: Option<u64>,
-    /// Frames of the example connection that show the cause.
-    pub frames: Vec<u64>,
-    pub wireshark_filter: String,
-    pub explanation: String,
-    pub fix: String,
-    pub what_if: String,
-    /// Why the evidence is not conclusive, when it is not.
-    pub suspected: Option<String>,
-    /// The measured figures behind the title, by name (`stall_ms`, `link_bytes_per_s`).
-    pub figures: BTreeMap<&'static str, f64>,
-}
-
-impl Finding {
-    /// A failure, not slowness: it costs no time, and its severity comes from
-    /// how many requests failed.
-    pub fn is_failure(&self) -> bool {
-        self.kind == FindingKind::ApplicationFailure
     }
 }
 

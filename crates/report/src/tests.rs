@@ -252,21 +252,11 @@ fn detail_goes_to_those_asked_then_the_examples_then_the_largest_and_slowest_in_
         })
         .collect();
     let mut finding = diagnose::Finding {
-        kind: diagnose::FindingKind::ZeroWindow,
         severity: diagnose::Severity::Critical,
-        title: String::new(),
-        cost_ms: 1.0,
         share: 1.0,
         connections: 1,
-        transactions: 0,
         example_connection: Some(2),
-        frames: Vec::new(),
-        wireshark_filter: String::new(),
-        explanation: String::new(),
-        fix: String::new(),
-        what_if: String::new(),
-        suspected: None,
-        figures: Default::default(),
+        ..diagnose::Finding::new(diagnose::FindingKind::ZeroWindow, "", 1.0)
     };
     let chosen = connections_to_detail(&connections, &transactions, &[finding.clone()], &[5], 10);
     // 5 asked, 2 the example; then largest 1, slowest 3, largest 5 (taken), slowest 4, ...

@@ -226,11 +226,9 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
     for transaction in &mut transactions {
         transaction.name = Some(format!("GET /{HOSTILE_SCRIPT} {HOSTILE_ATTRIBUTE}"));
     }
+    let title = format!("{HOSTILE_SCRIPT} is slow");
     let finding = diagnose::Finding {
-        kind: diagnose::FindingKind::ServerThinkTime,
         severity: diagnose::Severity::Warning,
-        title: format!("{HOSTILE_SCRIPT} is slow"),
-        cost_ms: 10.0,
         share: 0.1,
         connections: 1,
         transactions: 1,
@@ -241,7 +239,7 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
         fix: HOSTILE_ATTRIBUTE.to_string(),
         what_if: HOSTILE_SCRIPT.to_string(),
         suspected: Some(HOSTILE_ATTRIBUTE.to_string()),
-        figures: Default::default(),
+        ..diagnose::Finding::new(diagnose::FindingKind::ServerThinkTime, &title, 10.0)
     };
     let files = vec![format!("{HOSTILE_SCRIPT}.pcap")];
     let report = report::Report {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use transactions::{FailureKind, Transaction};
 
-use super::{distinct_connections, finding};
+use super::distinct_connections;
 use crate::{Finding, FindingKind, Inputs, Severity};
 
 /// Frames listed as evidence at most.
@@ -27,7 +27,11 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         .iter()
         .filter_map(|t| t.failure.map(|f| f.kind))
         .collect();
-    let mut found = finding(FindingKind::ApplicationFailure, title(inputs, &failed), 0.0);
+    let mut found = Finding::new(
+        FindingKind::ApplicationFailure,
+        &title(inputs, &failed),
+        0.0,
+    );
     found.severity = if share >= CRITICAL_SHARE {
         Severity::Critical
     } else {

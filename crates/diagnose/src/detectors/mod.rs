@@ -23,7 +23,7 @@ pub use setup::failed_setups_ms;
 
 use crate::charges::shows_queue;
 use crate::rules::BULK_BYTES;
-use crate::{Finding, FindingKind, Inputs, Severity};
+use crate::{Finding, Inputs};
 
 /// The structural findings, with `setup_ms` the ledger's SYN-retry time of
 /// connections that did open and `total_ms` the time at stake.
@@ -118,58 +118,6 @@ pub fn limiter(c: &ConnectionSummary, ledger: Option<&ConnectionLedger>) -> [Opt
     })
 }
 
-pub(crate) fn finding(kind: FindingKind, title: String, cost_ms: f64) -> Finding {
-    Finding {
-        kind,
-        severity: Severity::Info,
-        title: headline(kind.as_str(), &title),
-        cost_ms,
-        share: 0.0,
-        connections: 0,
-        transactions: 0,
-        example_connection: None,
-        frames: Vec::new(),
-        wireshark_filter: String::new(),
-        explanation: String::new(),
-        fix: String::new(),
-        what_if: String::new(),
-        suspected: None,
-        figures: Default::default(),
-    }
-}
-
-/// A title as a sentence: from its first word, that word's first letter
-/// upper-cased; the kind's name when nothing is left.
-fn headline(kind: &str, title: &str) -> String {
-    let words = title.trim_start_matches(|c: char| c.is_whitespace() || c == ',' || c == ';');
-    let words = if words.is_empty() { kind } else { words };
-    let mut letters = words.chars();
-    match letters.next() {
-        Some(first) => first
-            .to_uppercase()
-            .chain(letters.map(|c| if words == kind && c == '_' { ' ' } else { c }))
-            .collect(),
-        None => String::new(),
-    }
-}
-
 pub(crate) fn distinct_connections(ids: impl Iterator<Item = u64>) -> u64 {
     crate::charges::distinct(ids)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::headline;
-
-    #[test]
-    fn a_headline_is_a_sentence_and_never_empty() {
-        assert_eq!(headline("tail_loss", "3 segments lost"), "3 segments lost");
-        assert_eq!(headline("tail_loss", "segments lost"), "Segments lost");
-        assert_eq!(
-            headline("tail_loss", ", all to 10.0.0.1:80"),
-            "All to 10.0.0.1:80"
-        );
-        assert_eq!(headline("tail_loss", ""), "Tail loss");
-        assert_eq!(headline("tail_loss", "élan"), "Élan");
-    }
 }

@@ -6,7 +6,6 @@
 
 use tcp::{ConnectionSummary, DirectionSummary, SynOptions};
 
-use super::finding;
 use crate::{Finding, FindingKind, Inputs};
 
 /// The MSS a full 1500-byte Ethernet frame allows, for IPv4 and IPv6.
@@ -100,9 +99,9 @@ pub fn tcp_options(inputs: &Inputs) -> Option<Finding> {
         ));
     }
     let retried = count(|m| m.answered_without_scaling);
-    let mut found = finding(
+    let mut found = Finding::new(
         FindingKind::TcpOptions,
-        format!(
+        &format!(
             "{} of {} handshakes came out short of what both ends and Ethernet allow: {}",
             affected.len(),
             inputs.connections.len(),
@@ -224,9 +223,9 @@ pub fn mtu_black_hole(inputs: &Inputs) -> Option<Finding> {
         .collect();
     let &(example, side, bytes, resends, _) = stuck.iter().max_by_key(|s| s.3)?;
     let cost: f64 = stuck.iter().map(|s| s.4).sum();
-    let mut found = finding(
+    let mut found = Finding::new(
         FindingKind::MtuBlackHole,
-        format!(
+        &format!(
             "MTU black hole suspected: {} connection(s) sent a {bytes}-byte segment {} times \
              without an ACK while smaller packets got through",
             stuck.len(),

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use decode::Endpoint;
 use transactions::Transaction;
 
-use super::finding;
 use crate::median;
 use crate::{Finding, FindingKind, Inputs};
 
@@ -179,9 +178,9 @@ fn queueing(inputs: &Inputs, front: &Tier, back: &Tier) -> Option<PoolQueueing> 
             .filter_map(|t| t.server_think_ms)
             .collect(),
     );
-    let mut found = finding(
+    let mut found = Finding::new(
         FindingKind::PoolQueueing,
-        format!(
+        &format!(
             "Requests queue for a pool of {pool} connections to {}: {waiting} at once from {} \
              clients wait a median {queued:.1} ms before the back-tier call{growth}",
             back.server,

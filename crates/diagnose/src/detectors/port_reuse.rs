@@ -6,7 +6,6 @@ use decode::Endpoint;
 use rustc_hash::FxHashMap;
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind, Role};
 
-use super::finding;
 use crate::median;
 use crate::{Finding, FindingKind, Inputs};
 
@@ -79,9 +78,9 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     let troubled: Vec<&Reuse> = reuses.iter().filter(|r| r.troubled()).collect();
     let holder = example.earlier.close.by.unwrap_or(Role::Client).as_str();
     let handshakes_ms: f64 = reuses.iter().map(Reuse::setup_ms).sum();
-    let mut found = finding(
+    let mut found = Finding::new(
         FindingKind::PortReuse,
-        format!(
+        &format!(
             "{} connections reused a client port a median {after:.0} ms after the previous \
              connection on it closed, inside the {holder}'s TIME_WAIT (60 s on Linux); {} \
              connections to {server} came from {} port(s) ({lowest}-{highest})",

@@ -3,7 +3,7 @@
 
 use transactions::Part;
 
-use super::{distinct_connections, finding};
+use super::distinct_connections;
 use crate::{median, Finding, FindingKind, Inputs};
 
 /// Answered transactions needed to judge how response time follows load.
@@ -80,9 +80,9 @@ pub fn saturation(inputs: &Inputs) -> Option<Saturation> {
         .iter()
         .map(|t| t.ledger.get(Part::Server) - baseline)
         .sum();
-    let mut found = finding(
+    let mut found = Finding::new(
         FindingKind::ServerSaturation,
-        format!(
+        &format!(
             "Server saturated: its response time rose from {:.0} ms to {:.0} ms as \
              concurrency rose from {:.1} to {:.1}, while throughput stayed at {:.1} \
              transactions/s",

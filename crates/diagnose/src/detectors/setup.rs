@@ -4,7 +4,6 @@
 
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind};
 
-use super::finding;
 use crate::median;
 use crate::{Finding, FindingKind, Inputs};
 
@@ -137,7 +136,7 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         ));
     }
     let title = clauses.join("; ") + &culprit(&troubled);
-    let mut found = finding(FindingKind::ConnectionSetupFailure, title, cost);
+    let mut found = Finding::new(FindingKind::ConnectionSetupFailure, &title, cost);
     found.connections = troubled.len() as u64;
     found.example_connection = most_retried
         .or(syn_ack_resent.first())

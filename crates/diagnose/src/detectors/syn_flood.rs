@@ -6,7 +6,6 @@ use std::net::IpAddr;
 
 use tcp::UnansweredSyns;
 
-use super::finding;
 use crate::{Finding, FindingKind, Inputs};
 
 /// Attempts to one server and port, and distinct sources, that make a flood
@@ -23,9 +22,9 @@ pub fn syn_flood(inputs: &Inputs) -> Option<Finding> {
     let worst = floods.first()?;
     let span_ms = (worst.last_ns.saturating_sub(worst.first_ns) as f64 / 1e6).max(1.0);
     let rate_per_s = worst.attempts as f64 / (span_ms / 1e3);
-    let mut found = finding(
+    let mut found = Finding::new(
         FindingKind::SynFlood,
-        format!(
+        &format!(
             "SYN flood: {} handshakes to {} never completed, from about {} sources at {}/s",
             worst.attempts,
             worst.server,

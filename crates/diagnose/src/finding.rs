@@ -1,0 +1,105 @@
+//! A finding: one cause, what it costs and what proves it, under a title
+//! every finding gets the same way.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::{FindingKind, Severity};
+
+/// One cause, with what it costs and what proves it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub severity: Severity,
+    pub title: String,
+    /// Time lost to this cause, in milliseconds.
+    pub cost_ms: f64,
+    /// Cost as a share of the time at stake (every transaction's ledger but
+    /// the client's think time between turns, and the time connections spent
+    /// failing to open).
+    pub share: f64,
+    pub connections: u64,
+    pub transactions: u64,
+    pub example_connection: Option<u64>,
+    /// Frames of the example connection that show the cause.
+    pub frames: Vec<u64>,
+    pub wireshark_filter: String,
+    pub explanation: String,
+    pub fix: String,
+    pub what_if: String,
+    /// Why the evidence is not conclusive, when it is not.
+    pub suspected: Option<String>,
+    /// The measured figures behind the title, by name (`stall_ms`, `link_bytes_per_s`).
+    pub figures: BTreeMap<&'static str, f64>,
+}
+
+impl Finding {
+    /// A finding of `kind` costing `cost_ms`, titled `title` made a sentence
+    /// (see [`headline`]); everything else empty, and info until the
+    /// severity rule says otherwise.
+    pub fn new(kind: FindingKind, title: &str, cost_ms: f64) -> Finding {
+        Finding {
+            kind,
+            severity: Severity::Info,
+            title: headline(kind, title),
+            cost_ms,
+            share: 0.0,
+            connections: 0,
+            transactions: 0,
+            example_connection: None,
+            frames: Vec::new(),
+            wireshark_filter: String::new(),
+            explanation: String::new(),
+            fix: String::new(),
+            what_if: String::new(),
+            suspected: None,
+            figures: BTreeMap::new(),
+        }
+    }
+
+    /// A failure, not slowness: it costs no time, and its severity comes from
+    /// how many requests failed.
+    pub fn is_failure(&self) -> bool {
+        self.kind == FindingKind::ApplicationFailure
+    }
+}
+
+/// A title as a sentence: without spaces or separators (`,` `;` `:`) at
+/// either end, its first letter upper-cased; the kind's name, in words, when
+/// nothing is left.
+fn headline(kind: FindingKind, title: &str) -> String {
+    let stray = |c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':');
+    match title.trim_matches(stray) {
+        "" => sentence(&kind.as_str().replace('_', " ")),
+        words => sentence(words),
+    }
+}
+
+/// `words` with the first letter upper-cased.
+fn sentence(words: &str) -> String {
+    let mut letters = words.chars();
+    letters.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(letters).collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::headline;
+    use crate::FindingKind::TailLoss;
+
+    #[test]
+    fn a_headline_is_a_sentence_and_never_empty() {
+        assert_eq!(headline(TailLoss, "3 segments lost"), "3 segments lost");
+        assert_eq!(headline(TailLoss, "segments lost"), "Segments lost");
+        assert_eq!(
+            headline(TailLoss, ", all to 10.0.0.1:80"),
+            "All to 10.0.0.1:80"
+        );
+        assert_eq!(headline(TailLoss, "lost: "), "Lost");
+        assert_eq!(headline(TailLoss, ""), "Tail loss");
+        assert_eq!(headline(TailLoss, " ;, "), "Tail loss");
+        assert_eq!(headline(TailLoss, "élan"), "Élan");
+    }
+}
