@@ -4,8 +4,7 @@ use std::collections::HashMap;
 
 use tcp::{Event, EventKind};
 
-/// Frames kept per event kind: enough to look at, bounded however large the capture.
-const FRAMES_PER_KIND: usize = 20;
+use crate::rules::EVIDENCE_FRAMES;
 
 #[derive(Debug, Default)]
 pub struct Evidence {
@@ -15,7 +14,7 @@ pub struct Evidence {
 impl Evidence {
     pub fn record(&mut self, event: &Event) {
         let frames = self.frames.entry(event.kind).or_default();
-        if frames.len() < FRAMES_PER_KIND {
+        if frames.len() < EVIDENCE_FRAMES {
             frames.push(event.frame);
         }
     }
@@ -27,7 +26,7 @@ impl Evidence {
             .flat_map(|kind| self.frames.get(kind).into_iter().flatten().copied())
             .collect();
         frames.sort_unstable();
-        frames.truncate(FRAMES_PER_KIND);
+        frames.truncate(EVIDENCE_FRAMES);
         frames
     }
 }

@@ -10,9 +10,10 @@
 //! findings are about structure rather than time (ports reused inside
 //! TIME_WAIT, SYN options stripped on the way, connections that never opened);
 //! they sit beside the others, as do application failures (HTTP error
-//! statuses, TLS alerts, resets instead of answers), which cost no time. How loud each one is follows one rule
-//! ([`rules::severity`]); findings are ranked by severity, faults first
-//! among loud ones, then by time.
+//! statuses, TLS alerts, resets instead of answers), which cost no time.
+//! How loud each one is follows the rules in [`rules`] ([`rules::severity`]
+//! for time, others for failures and structure); findings are ranked by
+//! severity, faults first among loud ones, then by time.
 
 mod cause;
 mod charges;

@@ -11,7 +11,8 @@ use transactions::Part;
 
 use crate::charges::{self, Context};
 use crate::rules::{
-    DEAD_AFTER_RESENDS, LOSS_BURST_GAP_MS, PATTERN_REPEATS, PERIOD_TOLERANCE, SIGNIFICANCE,
+    DEAD_AFTER_RESENDS, EXPLAINED_DEVIATIONS, FAR_OUT_IQRS, LOSS_BURST_GAP_MS, PATTERN_REPEATS,
+    PERIOD_TOLERANCE, SIGNIFICANCE,
 };
 use crate::{detectors, median, Inputs};
 
@@ -86,9 +87,10 @@ fn queued_paths(inputs: &Inputs) -> FxHashMap<(IpAddr, IpAddr), f64> {
 }
 
 /// Whether the handshakes that had to be tried again are no more than the
-/// path's loss would explain: within three standard deviations of the count
-/// expected if each SYN sent (the first and every resend) or its SYN-ACK
-/// were lost as often as the data and FIN segments were. A SYN-ACK sent
+/// path's loss would explain: within [`EXPLAINED_DEVIATIONS`] standard
+/// deviations of the count expected if each SYN sent (the first and every
+/// resend) or its SYN-ACK were lost as often as the data and FIN segments
+/// were. A SYN-ACK sent
 /// again in answer to a SYN sent again is the same loss; one sent again on
 /// its own is another. A data segment counts as lost once however often
 /// its timer resent it (a long silence is one loss waited out), and not at
@@ -118,7 +120,7 @@ fn syn_loss_explained_by_data_loss(inputs: &Inputs) -> bool {
     let either_lost = 1.0 - (1.0 - rate) * (1.0 - rate);
     let expected = syns_sent as f64 * either_lost;
     let deviation = (expected * (1.0 - either_lost)).sqrt();
-    tried_again as f64 <= expected + 3.0 * deviation + 1.0
+    tried_again as f64 <= expected + EXPLAINED_DEVIATIONS * deviation + 1.0
 }
 
 /// Server stalls at a steady period.
@@ -204,7 +206,7 @@ fn far_out_fence(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     let quartile = |q: f64| values.get((q * (values.len() - 1) as f64).round() as usize);
     match (quartile(0.25), quartile(0.75)) {
-        (Some(&q1), Some(&q3)) => q3 + 3.0 * (q3 - q1),
+        (Some(&q1), Some(&q3)) => q3 + FAR_OUT_IQRS * (q3 - q1),
         _ => f64::INFINITY,
     }
 }

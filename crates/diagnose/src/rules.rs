@@ -1,9 +1,11 @@
-//! Every threshold the diagnosis uses, and the severity rule, in one place.
+//! Every threshold the diagnosis uses, and every severity rule, in one place.
 //!
 //! Causes are told apart by mechanism (what ended each wait, read by the
-//! `tcp` stage), never by the length of a pause. The few numbers here say
-//! when a cause is worth a word, and each is grounded in how people feel
-//! delay or in how TCP stacks behave, not in any one capture.
+//! `tcp` stage), never by the length of a pause. The numbers here say when
+//! a cause is worth a word, when a pattern is one, and how much a detector
+//! looks at; each is grounded in how people feel delay, in statistics, or
+//! in how TCP stacks behave, not in any one capture. What stacks do (their
+//! timers, TIME_WAIT, the MSS) is not a threshold: it is in `tcp::stack`.
 
 use crate::Severity;
 
@@ -70,6 +72,34 @@ pub fn severity(
     }
 }
 
+/// From this share of requests failing, application failures are critical:
+/// one request in five is more than the odd broken link or bad input, as a
+/// fifth of the time at stake makes a cause a main one ([`MAIN_SHARE`]).
+pub const FAILED_CRITICAL_SHARE: f64 = 0.2;
+
+/// How loud application failures are, from the `failed_share` of requests
+/// that failed: they cost no time, but any failure is worth a warning, and
+/// critical from [`FAILED_CRITICAL_SHARE`].
+pub fn failure_severity(failed_share: f64) -> Severity {
+    if failed_share >= FAILED_CRITICAL_SHARE {
+        Severity::Critical
+    } else {
+        Severity::Warning
+    }
+}
+
+/// How loud a structural finding is that costs no time while nothing fails
+/// (ports reused inside TIME_WAIT): a warning once it happened a pattern's
+/// [`PATTERN_REPEATS`] times, a habit that fails as soon as one attempt
+/// meets trouble, or once an attempt did (`failed` > 0); info otherwise.
+pub fn structural_severity(occurrences: usize, failed: usize) -> Severity {
+    if occurrences >= PATTERN_REPEATS || failed > 0 {
+        Severity::Warning
+    } else {
+        Severity::Info
+    }
+}
+
 /// A transfer this large is a bulk flow: what limits its rate is named.
 pub const BULK_BYTES: u64 = 256 * 1024;
 
@@ -96,6 +126,94 @@ pub const SIGNIFICANCE: f64 = 0.01;
 /// acknowledged: the peer let two timeouts pass, each twice the last, so it
 /// is gone (or the path drops everything to it).
 pub const DEAD_AFTER_RESENDS: u64 = 2;
+
+/// A full-size segment sent this many times in a row by its timer without
+/// an ACK, while smaller packets got through, is too large for the path (an
+/// MTU black hole): three copies lost in a row to chance is one in a
+/// million at 1% loss.
+pub const BLACK_HOLE_RESENDS: u64 = 3;
+/// Segments at least this large are the ones a smaller MTU drops: tunnels,
+/// VPNs and PPPoE take from tens to a couple of hundred bytes off a
+/// 1500-byte MTU, so a segment under 1000 bytes fits through any of them.
+pub const LARGE_SEGMENT_BYTES: u64 = 1000;
+/// A resent segment within this percentage of the largest the sender sent
+/// is a full-size one (options and a last short write trim a few bytes).
+pub const FULL_SIZE_PERCENT: u64 = 90;
+
+/// Tukey's far-out fence: a value more than this many interquartile ranges
+/// above the third quartile is an outlier of the rest (1.5 marks the
+/// merely unusual; 3 what does not belong to the same process).
+pub const FAR_OUT_IQRS: f64 = 3.0;
+
+/// Handshakes tried again count as the path's loss while no more than this
+/// many standard deviations above the count its loss rate predicts: three
+/// leave 0.1% to chance.
+pub const EXPLAINED_DEVIATIONS: f64 = 3.0;
+
+/// A connection reset after this long without a byte from the server gave
+/// up waiting rather than being refused: a server that refuses does so at
+/// once, and a second is past the point a person stays with a task
+/// ([`FLOW_BROKEN_MS`]).
+pub const GAVE_UP_AFTER_MS: f64 = 1_000.0;
+/// Attempts to one server needed to judge how setup failures follow the
+/// number of connections open: fewer cannot split into quiet and busy ones.
+pub const LOAD_ATTEMPTS: usize = 8;
+/// Failures rise with load when at least this many attempts were made
+/// while fewer connections were open than at the first failure, none of
+/// them failed ...
+pub const LOAD_QUIET_ATTEMPTS: usize = 2;
+/// ... and at least this share of the busier ones failed: most of them.
+pub const LOAD_BUSY_FAILED_SHARE: f64 = 0.5;
+
+/// Handshakes to one server and port that never completed, and the distinct
+/// sources they came from, that make a SYN flood or a scan rather than a
+/// few clients retrying: a thousand attempts from a hundred hosts is beyond
+/// any one client's retries or any office behind one NAT.
+pub const FLOOD_ATTEMPTS: u64 = 1000;
+pub const FLOOD_SOURCES: u64 = 100;
+
+/// A server with fewer answered requests is not looked at as a tier of a
+/// pool: too few to show how its answers follow another's.
+pub const MIN_TIER_REQUESTS: usize = 10;
+/// Tiers looked at, the busiest first: bounds the pairs of tiers tried.
+pub const MAX_TIERS: usize = 8;
+/// A front tier answers after a back tier's calls when at least this share
+/// of its answers follows a back answer: most, leaving room for answers
+/// served from a cache or failed without a call.
+pub const LINKED_SHARE: f64 = 0.8;
+
+/// Transactions per time window when reading how response time follows
+/// load: enough for a median, few enough for many windows.
+pub const TRANSACTIONS_PER_WINDOW: usize = 4;
+/// Windows needed to compare the busiest third with the quietest: two each.
+pub const SATURATION_MIN_WINDOWS: usize = 6;
+/// Windows at most, however many transactions: bounds the work.
+pub const MAX_WINDOWS: usize = 30;
+/// Answered transactions needed to judge saturation: enough for the least
+/// number of windows.
+pub const SATURATION_MIN_TRANSACTIONS: usize = SATURATION_MIN_WINDOWS * TRANSACTIONS_PER_WINDOW;
+/// Throughput within this share of another is the same work done: a stall
+/// would cut it far more, so a server this close to its peak is as busy as
+/// it gets.
+pub const SAME_THROUGHPUT_SHARE: f64 = 0.75;
+/// A saturated server carries at least this many times the requests in
+/// flight it did at the knee, where it first reached that throughput ...
+pub const SATURATED_LOAD_RATIO: f64 = 2.0;
+/// ... and at least this many at once on average: with one at a time
+/// nothing queues.
+pub const SATURATED_MIN_LOAD: f64 = 1.5;
+/// ... while each answer takes at least this many times as long: twice as
+/// slow for the same work is a queue, not noise. A transaction whose
+/// server time is this far above the quiet times queued.
+pub const SATURATED_SLOWDOWN: f64 = 2.0;
+/// ... and at least this much longer, so that answers of a few milliseconds
+/// are not called saturated for doubling (a fifth of what a person notices,
+/// [`NOTICED_MS`]).
+pub const SATURATED_MIN_EXTRA_MS: f64 = 20.0;
+
+/// Frames listed as evidence of a finding, and kept per kind of event:
+/// enough to look at in Wireshark, bounded however large the capture.
+pub const EVIDENCE_FRAMES: usize = 20;
 
 #[cfg(test)]
 mod tests {
@@ -124,6 +242,19 @@ mod tests {
     fn waste_that_doubles_short_transactions_is_noticed_and_round_trips_are_not() {
         assert_eq!(severity(900.0, 45.0, 0.9, 0.95, true), Severity::Warning);
         assert_eq!(severity(900.0, 45.0, 0.9, 0.95, false), Severity::Info);
+    }
+
+    #[test]
+    fn a_fifth_of_requests_failing_is_critical_and_fewer_a_warning() {
+        assert_eq!(failure_severity(0.2), Severity::Critical);
+        assert_eq!(failure_severity(1.0 / 17.0), Severity::Warning);
+    }
+
+    #[test]
+    fn a_structural_finding_is_a_warning_once_a_habit_or_once_it_failed() {
+        assert_eq!(structural_severity(2, 0), Severity::Info);
+        assert_eq!(structural_severity(3, 0), Severity::Warning);
+        assert_eq!(structural_severity(1, 1), Severity::Warning);
     }
 
     #[test]

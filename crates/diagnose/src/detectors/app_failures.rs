@@ -8,12 +8,8 @@ use std::collections::BTreeMap;
 use transactions::{FailureKind, Transaction};
 
 use super::distinct_connections;
-use crate::{Finding, FindingKind, Inputs, Severity};
-
-/// Frames listed as evidence at most.
-const FRAMES_SHOWN: usize = 20;
-/// Failing this share of the transactions makes the finding critical.
-const CRITICAL_SHARE: f64 = 0.2;
+use crate::rules::{self, EVIDENCE_FRAMES};
+use crate::{Finding, FindingKind, Inputs};
 
 pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
     let failed: Vec<&Transaction> = inputs
@@ -32,11 +28,7 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         &title(inputs, &failed),
         0.0,
     );
-    found.severity = if share >= CRITICAL_SHARE {
-        Severity::Critical
-    } else {
-        Severity::Warning
-    };
+    found.severity = rules::failure_severity(share);
     found.transactions = failed.len() as u64;
     found.connections = distinct_connections(failed.iter().map(|t| t.connection));
     found.example_connection = Some(first.connection);
@@ -45,7 +37,7 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         .filter_map(|t| t.failure.map(|f| f.frame))
         .collect();
     frames.sort_unstable();
-    frames.truncate(FRAMES_SHOWN);
+    frames.truncate(EVIDENCE_FRAMES);
     found.frames = frames;
     found.wireshark_filter = wireshark_filter(&kinds);
     found.explanation = explanation(&failed);

@@ -6,6 +6,7 @@
 
 use tcp::{ConnectionSummary, DirectionSummary, SynOptions};
 
+use crate::rules::{BLACK_HOLE_RESENDS, FULL_SIZE_PERCENT, LARGE_SEGMENT_BYTES};
 use crate::{Finding, FindingKind, Inputs};
 
 /// The MSS a full 1500-byte Ethernet frame allows, for IPv4 and IPv6.
@@ -13,10 +14,6 @@ const ETHERNET_MSS_V4: u16 = 1460;
 const ETHERNET_MSS_V6: u16 = 1440;
 /// The MSS a side assumes when the peer's SYN carries none (RFC 879).
 const DEFAULT_MSS: u16 = 536;
-/// A segment sent this many times in a row by timeout is not getting through.
-const BLACK_HOLE_RESENDS: u64 = 3;
-/// Segments at least this large are the ones a smaller MTU drops.
-const LARGE_SEGMENT_BYTES: u64 = 1000;
 
 /// What one handshake lacked.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +193,7 @@ fn stuck_behind_mtu(
     data.most_resends >= BLACK_HOLE_RESENDS
         && never_acknowledged
         && data.most_resent_bytes >= LARGE_SEGMENT_BYTES
-        && data.most_resent_bytes * 10 >= data.largest_segment * 9
+        && data.most_resent_bytes * 100 >= data.largest_segment * FULL_SIZE_PERCENT
         && small_got_through
 }
 

@@ -8,16 +8,11 @@ use decode::Endpoint;
 use transactions::Transaction;
 
 use crate::median;
+use crate::rules::{LINKED_SHARE, MAX_TIERS, MIN_TIER_REQUESTS, PERIOD_TOLERANCE};
 use crate::{Finding, FindingKind, Inputs};
 
 /// A front answer this soon after a back answer was released by it.
 const RELEASE_NS: i64 = 2_000_000;
-/// The share of front answers that must follow a back answer.
-const LINKED_SHARE: f64 = 0.8;
-/// A server with fewer answered requests is not looked at as a tier.
-const MIN_TIER_REQUESTS: usize = 10;
-/// Tiers looked at, the busiest first: bounds the pairs tried.
-const MAX_TIERS: usize = 8;
 
 /// Queueing found behind a pool, and the front tier's connections (sorted).
 pub struct PoolQueueing {
@@ -150,7 +145,7 @@ fn ramp(inputs: &Inputs, back: &Tier) -> (usize, Option<f64>) {
     let steady = !gaps.is_empty()
         && gaps
             .iter()
-            .all(|gap| (gap - interval).abs() <= 0.2 * interval);
+            .all(|gap| (gap - interval).abs() <= PERIOD_TOLERANCE * interval);
     (opened.len(), steady.then_some(interval))
 }
 

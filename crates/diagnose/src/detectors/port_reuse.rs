@@ -6,7 +6,7 @@ use decode::Endpoint;
 use rustc_hash::FxHashMap;
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind, Role};
 
-use crate::median;
+use crate::{median, rules};
 use crate::{Finding, FindingKind, Inputs};
 
 /// TIME_WAIT lasts 60 s on Linux (120 to 240 s on Windows): a port used
@@ -140,10 +140,6 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     found
         .figures
         .insert("troubled_reuses", troubled.len() as f64);
-    // Reuse inside TIME_WAIT costs nothing while every SYN is accepted, but
-    // it fails as soon as one is not: a repeated pattern is worth a warning.
-    if reuses.len() >= crate::rules::PATTERN_REPEATS || !troubled.is_empty() {
-        found.severity = crate::Severity::Warning;
-    }
+    found.severity = rules::structural_severity(reuses.len(), troubled.len());
     Some(found)
 }

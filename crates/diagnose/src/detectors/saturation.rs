@@ -4,13 +4,12 @@
 use transactions::Part;
 
 use super::distinct_connections;
+use crate::rules::{
+    MAX_WINDOWS, SAME_THROUGHPUT_SHARE, SATURATED_LOAD_RATIO, SATURATED_MIN_EXTRA_MS,
+    SATURATED_MIN_LOAD, SATURATED_SLOWDOWN, SATURATION_MIN_TRANSACTIONS, SATURATION_MIN_WINDOWS,
+    TRANSACTIONS_PER_WINDOW,
+};
 use crate::{median, Finding, FindingKind, Inputs};
-
-/// Answered transactions needed to judge how response time follows load.
-const SATURATION_MIN_TRANSACTIONS: usize = 24;
-/// Transactions per time window, on average.
-const TRANSACTIONS_PER_WINDOW: usize = 4;
-const MAX_WINDOWS: usize = 30;
 
 /// Load, throughput and server time in one window of the capture.
 struct Window {
@@ -41,7 +40,7 @@ pub fn saturation(inputs: &Inputs) -> Option<Saturation> {
         return None;
     }
     let windows = windows(&answered);
-    if windows.len() < 6 {
+    if windows.len() < SATURATION_MIN_WINDOWS {
         return None;
     }
     let mut by_load = windows;
@@ -64,17 +63,18 @@ pub fn saturation(inputs: &Inputs) -> Option<Saturation> {
     // ... and already did at a far lower load, when answers came far sooner.
     let knee = by_load[..by_load.len() - third]
         .iter()
-        .find(|w| w.throughput >= 0.75 * rate)?;
-    let saturated = rate >= 0.75 * peak_rate
-        && load >= (2.0 * knee.concurrency).max(1.5)
-        && server >= (2.0 * knee.server_ms).max(knee.server_ms + 20.0);
+        .find(|w| w.throughput >= SAME_THROUGHPUT_SHARE * rate)?;
+    let saturated = rate >= SAME_THROUGHPUT_SHARE * peak_rate
+        && load >= (SATURATED_LOAD_RATIO * knee.concurrency).max(SATURATED_MIN_LOAD)
+        && server
+            >= (SATURATED_SLOWDOWN * knee.server_ms).max(knee.server_ms + SATURATED_MIN_EXTRA_MS);
     if !saturated {
         return None;
     }
     let baseline = median(low.iter().map(|w| w.server_ms).collect());
     let queued: Vec<&&transactions::Transaction> = answered
         .iter()
-        .filter(|t| t.ledger.get(Part::Server) > 2.0 * baseline.max(1.0))
+        .filter(|t| t.ledger.get(Part::Server) > SATURATED_SLOWDOWN * baseline.max(1.0))
         .collect();
     let cost: f64 = queued
         .iter()

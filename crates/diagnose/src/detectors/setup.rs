@@ -5,12 +5,10 @@
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind};
 
 use crate::median;
+use crate::rules::{
+    self, GAVE_UP_AFTER_MS, LOAD_ATTEMPTS, LOAD_BUSY_FAILED_SHARE, LOAD_QUIET_ATTEMPTS,
+};
 use crate::{Finding, FindingKind, Inputs};
-
-/// A connection reset after this long without a byte from the server gave up waiting.
-const GAVE_UP_AFTER_MS: f64 = 1000.0;
-/// Attempts needed to judge how failures follow the load.
-const LOAD_ATTEMPTS: usize = 8;
 
 /// What went wrong with one connection's setup, if anything.
 #[derive(Clone, Copy, PartialEq)]
@@ -143,7 +141,7 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         .map(|c| c.id)
         .or(troubled.first().map(|(c, _)| c.id));
     let per_connection = cost / troubled.len() as f64;
-    found.severity = crate::rules::severity(cost, per_connection, cost / total_ms, 1.0, true);
+    found.severity = rules::severity(cost, per_connection, cost / total_ms, 1.0, true);
     found.share = (cost / total_ms).min(1.0);
     found.frames = inputs.evidence.frames(&[EventKind::SynRetransmission]);
     found.wireshark_filter = if !retried.is_empty() {
@@ -306,7 +304,7 @@ fn failures_against_load(connections: &[ConnectionSummary]) -> Option<Load> {
         (failed as f64 / side.len().max(1) as f64, side.len())
     };
     let ((busy_rate, _), (_, quiet)) = (rate(true), rate(false));
-    (quiet >= 2 && busy_rate >= 0.5).then_some(Load {
+    (quiet >= LOAD_QUIET_ATTEMPTS && busy_rate >= LOAD_BUSY_FAILED_SHARE).then_some(Load {
         threshold,
         busy_rate,
     })

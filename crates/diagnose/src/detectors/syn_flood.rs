@@ -6,12 +6,8 @@ use std::net::IpAddr;
 
 use tcp::UnansweredSyns;
 
+use crate::rules::{FLOOD_ATTEMPTS, FLOOD_SOURCES};
 use crate::{Finding, FindingKind, Inputs};
-
-/// Attempts to one server and port, and distinct sources, that make a flood
-/// rather than a few clients retrying.
-const FLOOD_ATTEMPTS: u64 = 1000;
-const FLOOD_SOURCES: u64 = 100;
 
 pub fn syn_flood(inputs: &Inputs) -> Option<Finding> {
     let floods: Vec<&UnansweredSyns> = inputs
