@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use tcp::stack::{DELAYED_ACK_MAX_NS, DELAYED_ACK_MIN_NS};
 use tcp::{ConnectionSummary, Direction, DirectionSummary, RttStats};
 use transactions::{Part, Stretch};
 
@@ -216,14 +217,14 @@ struct HeldBack {
 
 fn held_back_by(receiver: &str, ack_held_ms: f64) -> HeldBack {
     let ms = |ns: i64| ns as f64 / 1e6;
-    if ack_held_ms < ms(tcp::DELAYED_ACK_MIN_NS) {
+    if ack_held_ms < ms(DELAYED_ACK_MIN_NS) {
         return HeldBack {
             until: format!("the {receiver}'s ACK a round trip later"),
             why_late: "that ACK takes the path's round trip".to_string(),
             or_else: "move the two ends closer".to_string(),
         };
     }
-    if ack_held_ms <= ms(tcp::DELAYED_ACK_MAX_NS) {
+    if ack_held_ms <= ms(DELAYED_ACK_MAX_NS) {
         return HeldBack {
             until: format!("the {receiver}'s delayed ACK"),
             why_late: format!(

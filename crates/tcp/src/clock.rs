@@ -5,11 +5,8 @@
 //! Everything here is a running sum: a few numbers per direction, whatever
 //! the length of the connection.
 
-use crate::release::{DELAYED_ACK_MAX_NS, DELAYED_ACK_MIN_NS};
+use crate::stack::{DELAYED_ACK_MAX_NS, DELAYED_ACK_MIN_NS, HOST_REACTION_NS};
 use crate::summary::AckClockStats;
-
-/// A sender that resumes within a round trip and this much of a late ACK was waiting for it.
-const RESUME_SLACK_NS: i64 = 2_000_000;
 
 /// What one ACK from the peer did to this direction's data.
 #[derive(Debug, Clone, Copy)]
@@ -55,7 +52,8 @@ impl AckClock {
         let resumed_on_late_ack = self
             .late_ack_ns
             .take()
-            .is_some_and(|ack_ns| at_ns - ack_ns <= rtt_ns + RESUME_SLACK_NS);
+            // Resumed within a round trip and the host's reaction: it was waiting for the ACK.
+            .is_some_and(|ack_ns| at_ns - ack_ns <= rtt_ns + HOST_REACTION_NS);
         if let (true, Some(last)) = (resumed_on_late_ack, self.last_data_ns) {
             self.waits += 1;
             self.wait_ns += at_ns - last;

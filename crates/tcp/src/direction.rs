@@ -14,6 +14,7 @@ use crate::release::{AckOfData, Release, ReleaseTracker, SeenAt, ToSender, Wait}
 use crate::rtt::{RttTracker, WindowBound};
 use crate::send_time::{SenderClock, Stamps};
 use crate::seq;
+use crate::stack::RTO_FLOOR_NS;
 use crate::summary::DirectionSummary;
 
 /// Wireshark's fast-retransmission window after the last duplicate ACK.
@@ -371,10 +372,9 @@ fn resends_an_unseen_tail(
 const MOST_COPIES_SENT: u16 = 16;
 
 /// The longest a sender's timer can take to send a segment `copies` times
-/// (each wait twice the last): a first timeout of at most RFC 6298's floor
-/// of one second over the path's round trip (stacks measure less).
+/// (each wait twice the last): a first timeout of at most the standard's
+/// floor over the path's round trip (stacks measure less).
 fn longest_timer_wait_ns(copies: u16, round_trip_ns: i64) -> i64 {
-    const RTO_FLOOR_NS: i64 = 1_000_000_000;
     let doublings = (1i64 << copies.min(16)) - 1;
     doublings.saturating_mul(RTO_FLOOR_NS + round_trip_ns)
 }

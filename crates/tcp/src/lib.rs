@@ -18,6 +18,7 @@ mod release;
 mod rtt;
 mod send_time;
 mod seq;
+pub mod stack;
 mod summary;
 mod syn_flood;
 mod tracker;
@@ -25,9 +26,7 @@ mod view;
 
 pub use direction::SideRtts;
 pub use event::{Direction, Event, EventKind, EventSet};
-pub use release::{
-    Lacked, Release, Wait, DELAYED_ACK_MAX_NS, DELAYED_ACK_MIN_NS, HOST_REACTION_NS,
-};
+pub use release::{Lacked, Release, Wait};
 pub use summary::{
     AckClockStats, Close, CloseHow, ConnState, ConnectionSummary, DirectionSummary, Handshake,
     PathRtt, Retransmissions, Role, RttStats, SynOptions, WindowStats,

@@ -20,21 +20,8 @@ use std::collections::VecDeque;
 
 use crate::rtt::Samples;
 use crate::seq;
+use crate::stack::{DELAYED_ACK_MAX_NS, DELAYED_ACK_MIN_NS, HOST_REACTION_NS};
 use crate::summary::RttStats;
-
-/// The time a sending host takes to act on an ACK it was waiting for: the
-/// kernel sends within microseconds, an application blocked on the socket
-/// wakes within a scheduler tick. A sender that resumed later than this
-/// after an ACK reached it was not waiting for that ACK.
-pub const HOST_REACTION_NS: i64 = 2_000_000;
-
-/// Receivers hold back the ACK of a lone segment for their delayed-ACK timer
-/// (at least 40 ms on Linux, 100 ms on macOS, 200 ms on Windows) and
-/// acknowledge every second full segment at once. An ACK later than the round
-/// trip by at least half the shortest of those timers was held back.
-pub const DELAYED_ACK_MIN_NS: i64 = 20_000_000;
-/// No delayed-ACK timer holds an ACK longer (RFC 1122, 4.2.3.2).
-pub const DELAYED_ACK_MAX_NS: i64 = 500_000_000;
 
 /// The most TCP's options take of a segment.
 const MAX_OPTIONS: u32 = 40;

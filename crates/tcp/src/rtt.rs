@@ -9,8 +9,8 @@
 
 use std::collections::VecDeque;
 
-use crate::release::DELAYED_ACK_MIN_NS;
 use crate::seq;
+use crate::stack::DELAYED_ACK_MIN_NS;
 use crate::summary::RttStats;
 
 /// At most this many segments wait for an ACK; older ones give no sample.

@@ -319,7 +319,9 @@ pub struct AckClockStats {
     /// near 0 when the ACKs come evenly spaced, as behind a bottleneck link.
     pub spread: Option<f64>,
     /// Pauses in this direction's data that ended as soon as a late bare
-    /// ACK (30 to 500 ms beyond the round trip) covered all it had sent.
+    /// ACK (as late beyond the round trip as a delayed ACK, from
+    /// [`crate::stack::DELAYED_ACK_MIN_NS`] to
+    /// [`crate::stack::DELAYED_ACK_MAX_NS`]) covered all it had sent.
     pub delayed_ack_waits: u64,
     /// Their total length, last data before to first data after.
     pub delayed_ack_wait_ms: f64,

@@ -8,15 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
+use tcp::stack::LINUX_RTO_MIN_NS;
 use tcp::{Direction, Lacked, Release, SegmentView, Wait};
 use transactions::Transaction;
 
 use super::pairing::Carried;
 use super::side::Side;
-
-/// Linux's least retransmission timeout; its RTO is at least this plus the
-/// smoothed round trip. A sender idle for less has not restarted its window.
-const RTO_MIN_NS: i64 = 200_000_000;
 
 /// Something the proxy did that cost time or changed the traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -349,7 +346,9 @@ fn slow_start_after_idle(came_in: Leg, went_out: Leg) -> Option<(f64, Vec<(&'sta
         return None;
     };
     let rtt_ns = first.rtts.to_sender_ns + first.rtts.to_receiver_ns;
-    if rtt_ns == 0 || first.timestamp_ns - since_ns < RTO_MIN_NS + rtt_ns {
+    // Linux restarts the window of a sender idle for an RTO, at least its
+    // least RTO over the round trip: one idle for less kept its window.
+    if rtt_ns == 0 || first.timestamp_ns - since_ns < LINUX_RTO_MIN_NS + rtt_ns {
         return None;
     }
     let before = window_reached_before(went_out, since_ns)?;

@@ -14,13 +14,11 @@ use std::collections::BTreeMap;
 
 use decode::Endpoint;
 use serde::Serialize;
+use tcp::stack::TIME_WAIT_NS;
 use tcp::ConnectionSummary;
 
 use super::median;
 use super::side::Side;
-
-/// Linux holds TIME_WAIT for 60 s; other stacks for 2 × MSL, longer still.
-const TIME_WAIT_NS: i64 = 60_000_000_000;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SnatExhaustion {

@@ -4,16 +4,11 @@
 //! answered only once retried without options, and MTU black holes (full-size
 //! segments sent again and again while small ones get through).
 
+use tcp::stack::{DEFAULT_MSS_V4, ETHERNET_MSS_V4, ETHERNET_MSS_V6, ETHERNET_MTU};
 use tcp::{ConnectionSummary, DirectionSummary, SynOptions};
 
 use crate::rules::{BLACK_HOLE_RESENDS, FULL_SIZE_PERCENT, LARGE_SEGMENT_BYTES};
 use crate::{Finding, FindingKind, Inputs};
-
-/// The MSS a full 1500-byte Ethernet frame allows, for IPv4 and IPv6.
-const ETHERNET_MSS_V4: u16 = 1460;
-const ETHERNET_MSS_V6: u16 = 1440;
-/// The MSS a side assumes when the peer's SYN carries none (RFC 879).
-const DEFAULT_MSS: u16 = 536;
 
 /// What one handshake lacked.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +52,8 @@ fn missing(c: &ConnectionSummary) -> Option<Missing> {
     } else {
         ETHERNET_MSS_V4
     };
-    let mss = |options: SynOptions| options.mss.unwrap_or(DEFAULT_MSS);
+    // IPv4's default for IPv6 too, whose own (1220) is as far below what Ethernet carries.
+    let mss = |options: SynOptions| options.mss.unwrap_or(DEFAULT_MSS_V4);
     let smaller = mss(client).min(mss(server));
     let retry = c.handshake.retry_client_options;
     Some(Missing {
@@ -110,15 +106,18 @@ pub fn tcp_options(inputs: &Inputs) -> Option<Finding> {
     found.example_connection = Some(example.id);
     found.wireshark_filter = format!("tcp.stream == {} && tcp.flags.syn == 1", example.id);
     found.explanation = explanation(example, &first, retried);
-    found.fix = "Find the box that rewrites SYNs (firewall, load balancer, proxy, VPN \
-        concentrator) by capturing on both sides of it; let it pass window scaling, SACK and \
-        timestamps, and clamp the MSS only as far as the path's MTU needs (1460 on Ethernet, \
-        less only for tunnels)."
-        .into();
-    found.what_if = "With window scaling a receiver can offer more than 64 kB; with SACK a \
-        loss costs one round trip however many segments it hits; with a full-size MSS each \
-        packet carries up to 2.7 times the data of a 536-byte one."
-        .into();
+    found.fix = format!(
+        "Find the box that rewrites SYNs (firewall, load balancer, proxy, VPN concentrator) by \
+         capturing on both sides of it; let it pass window scaling, SACK and timestamps, and \
+         clamp the MSS only as far as the path's MTU needs ({ETHERNET_MSS_V4} on Ethernet, less \
+         only for tunnels)."
+    );
+    found.what_if = format!(
+        "With window scaling a receiver can offer more than 64 kB; with SACK a loss costs one \
+         round trip however many segments it hits; with a full-size MSS each packet carries up \
+         to {:.1} times the data of a {DEFAULT_MSS_V4}-byte one.",
+        f64::from(ETHERNET_MSS_V4) / f64::from(DEFAULT_MSS_V4)
+    );
     found.suspected = Some(
         "what a missing option costs shows in the window and loss findings; a peer may also \
          simply not support it"
@@ -148,8 +147,9 @@ fn explanation(example: &ConnectionSummary, missing: &Missing, retried: usize) -
     }
     if let Some(mss) = missing.small_mss {
         text.push_str(&format!(
-            "; the MSS is {mss}, below the {ETHERNET_MSS_V4} a 1500-byte Ethernet MTU carries \
-             (a middlebox clamping it, a tunnel, or a SYN without the option: 536)"
+            "; the MSS is {mss}, below the {ETHERNET_MSS_V4} a {ETHERNET_MTU}-byte Ethernet MTU \
+             carries (a middlebox clamping it, a tunnel, or a SYN without the option: \
+             {DEFAULT_MSS_V4})"
         ));
     }
     text.push_str(

@@ -5,14 +5,12 @@
 use std::collections::HashMap;
 
 use decode::Endpoint;
+use tcp::stack::HOST_REACTION_NS;
 use transactions::Transaction;
 
 use crate::median;
 use crate::rules::{LINKED_SHARE, MAX_TIERS, MIN_TIER_REQUESTS, PERIOD_TOLERANCE};
 use crate::{Finding, FindingKind, Inputs};
-
-/// A front answer this soon after a back answer was released by it.
-const RELEASE_NS: i64 = 2_000_000;
 
 /// Queueing found behind a pool, and the front tier's connections (sorted).
 pub struct PoolQueueing {
@@ -84,7 +82,7 @@ fn tiers<'a>(inputs: &Inputs<'a>) -> Vec<Tier<'a>> {
 }
 
 /// For each front transaction released by a back answer (the last to end
-/// before its own answer began, within the release time and after its
+/// before its own answer began, within a host's reaction time and after its
 /// request ended): how long it waited from its request's end to that back call.
 fn queue_waits_ms(front: &Tier, back: &Tier) -> Vec<f64> {
     let mut answers: Vec<(i64, i64)> = back
@@ -102,7 +100,8 @@ fn queue_waits_ms(front: &Tier, back: &Tier) -> Vec<f64> {
         let Some(&(back_end, back_start)) = before.checked_sub(1).map(|i| &answers[i]) else {
             continue;
         };
-        if answer_ns - back_end <= RELEASE_NS && back_end >= t.request_end_ns {
+        // Answered within the host's reaction to the back answer: released by it.
+        if answer_ns - back_end <= HOST_REACTION_NS && back_end >= t.request_end_ns {
             waits_ms.push((back_start - t.request_end_ns).max(0) as f64 / 1e6);
         }
     }

@@ -4,14 +4,11 @@
 
 use decode::Endpoint;
 use rustc_hash::FxHashMap;
+use tcp::stack::TIME_WAIT_NS;
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind, Role};
 
 use crate::{median, rules};
 use crate::{Finding, FindingKind, Inputs};
-
-/// TIME_WAIT lasts 60 s on Linux (120 to 240 s on Windows): a port used
-/// again sooner meets it on whichever side closed first.
-const TIME_WAIT_MS: f64 = 60_000.0;
 
 /// One connection opened on the 4-tuple of an earlier one.
 struct Reuse<'a> {
@@ -48,12 +45,12 @@ fn reuses_in_time_wait(connections: &[ConnectionSummary]) -> Vec<Reuse<'_>> {
         let tuple = (later.client, later.server);
         if let Some(earlier) = last_on_tuple.insert(tuple, later) {
             let syn = later.handshake.syn_ns.unwrap_or(later.first_ns);
-            let after_ms = (syn - earlier.last_ns) as f64 / 1e6;
-            if earlier.close.how == CloseHow::Fin && after_ms < TIME_WAIT_MS {
+            let after_ns = syn - earlier.last_ns;
+            if earlier.close.how == CloseHow::Fin && after_ns < TIME_WAIT_NS {
                 reuses.push(Reuse {
                     earlier,
                     later,
-                    after_ms,
+                    after_ms: after_ns as f64 / 1e6,
                 });
             }
         }
@@ -78,11 +75,12 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     let troubled: Vec<&Reuse> = reuses.iter().filter(|r| r.troubled()).collect();
     let holder = example.earlier.close.by.unwrap_or(Role::Client).as_str();
     let handshakes_ms: f64 = reuses.iter().map(Reuse::setup_ms).sum();
+    let time_wait_s = TIME_WAIT_NS / 1_000_000_000;
     let mut found = Finding::new(
         FindingKind::PortReuse,
         &format!(
             "{} connections reused a client port a median {after:.0} ms after the previous \
-             connection on it closed, inside the {holder}'s TIME_WAIT (60 s on Linux); {} \
+             connection on it closed, inside the {holder}'s TIME_WAIT ({time_wait_s} s on Linux); {} \
              connections to {server} came from {} port(s) ({lowest}-{highest})",
             reuses.len(),
             to_server.len(),
@@ -95,7 +93,7 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     found.frames = inputs.evidence.frames(&[EventKind::ReusedPorts]);
     found.wireshark_filter = "tcp.analysis.reused_ports".into();
     found.explanation = format!(
-        "The {holder} closed first, so it keeps each 4-tuple in TIME_WAIT for 60 s (Linux; \
+        "The {holder} closed first, so it keeps each 4-tuple in TIME_WAIT for {time_wait_s} s (Linux; \
          120 to 240 s on Windows), yet the client opened a new connection on the same port \
          {after:.0} ms later: it has too few ephemeral ports for the connections it opens (a \
          narrow ip_local_port_range, or an SNAT pool shared by many hosts), and it opens one \
