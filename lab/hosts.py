@@ -44,11 +44,12 @@ def remove_hosts(names):
 @contextlib.contextmanager
 def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sysctls=None,
           client_initcwnd=None, server_initcwnd=None, back_tier=False, back_snat_ports=None,
-          client_extra_ips=(), prefix="twlab"):
+          client_extra_ips=(), prefix="twlab", queue_ms=None):
     """Two hosts with a wire between them, and optionally a back-tier host
     behind the server, whose connections to it can be source-NATed through a
     range of ports ("40000-40003"); the client may have more addresses than
-    its own, as several clients would. Yields the running wire. Everything is
+    its own, as several clients would; `queue_ms` bounds the wire's queue.
+    Yields the running wire. Everything is
     removed on the way out, whatever the reason."""
     names = Names(prefix)
     remove_hosts(names)
@@ -58,7 +59,7 @@ def hosts(delay_ms=0.0, rate_mbit=None, drops=(), client_sysctls=None, server_sy
             sh("ip", "netns", "add", ns)
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         wire = Wire(names.client_tap, names.server_tap, delay_ms=delay_ms, rate_mbit=rate_mbit,
-                    drops=drops)
+                    drops=drops, queue_ms=queue_ms)
         wire.move_into(names.client_ns, names.server_ns)
         add_address(names.client_ns, names.client_tap, CLIENT_IP, client_sysctls, client_initcwnd)
         add_address(names.server_ns, names.server_tap, SERVER_IP, server_sysctls, server_initcwnd)

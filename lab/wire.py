@@ -10,7 +10,9 @@ reaches the TAP and its tcpdump, and one without IFF_NAPI does no GRO on
 the way in: every frame is wire-sized, as on a real link.
 
 The rate limit serialises frames per direction and queues them without
-bound: frames are lost only by the drop rules, never for want of buffer.
+bound, so that frames are lost only by the drop rules, never for want of
+buffer; or, given `queue_ms`, drops a frame that would wait longer than
+that behind the others, as a router's shallow queue does.
 """
 
 import fcntl
@@ -146,11 +148,14 @@ class DropRule:
 class Wire:
     """Relays frames between the client's and the server's TAP."""
 
-    def __init__(self, client_tap, server_tap, delay_ms=0.0, rate_mbit=None, drops=()):
+    def __init__(self, client_tap, server_tap, delay_ms=0.0, rate_mbit=None, drops=(),
+                 queue_ms=None):
         self.fds = {"c2s": open_tap(client_tap), "s2c": open_tap(server_tap)}
         self.names = {"c2s": client_tap, "s2c": server_tap}
         self.delay_s = delay_ms / 1000.0
         self.bytes_per_s = rate_mbit * 125_000 if rate_mbit else None
+        self.queue_s = queue_ms / 1000.0 if queue_ms else None
+        self.overflowed = 0
         self.drops = list(drops)
         self.link_free_at = {"c2s": 0.0, "s2c": 0.0}
         self.queue = []
@@ -189,6 +194,9 @@ class Wire:
                 continue
             departs = now
             if self.bytes_per_s:
+                if self.queue_s is not None and self.link_free_at[direction] - now > self.queue_s:
+                    self.overflowed += 1
+                    continue
                 departs = max(now, self.link_free_at[direction]) + len(data) / self.bytes_per_s
                 self.link_free_at[direction] = departs
             out = self.fds["s2c" if direction == "c2s" else "c2s"]
