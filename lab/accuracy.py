@@ -190,6 +190,32 @@ def misses(scored):
     return "\n".join(lines) or "None."
 
 
+def per_application(scored):
+    """The application classes: right per application (a manifest's
+    `params.app`) and, for healthy ones, per variant of healthy traffic."""
+    rows = []
+    apps = sorted({s.manifest["params"].get("app") for s in scored} - {None})
+    for app in apps:
+        mine = [s for s in scored if s.manifest["params"].get("app") == app]
+        planted = [s for s in mine if s.planted]
+        healthy = [s for s in mine if not s.planted]
+        rows.append([f"`{app}`", percent(sum(s.right for s in planted), len(planted)),
+                     percent(sum(s.right for s in healthy), len(healthy))])
+    by_app = table(["application", "planted: top-1 right", "healthy: no loud finding"], rows)
+    healthy = [s for s in scored if not s.planted and "variant" in s.manifest["params"]]
+    variants = sorted({s.manifest["params"]["variant"] for s in healthy})
+    rows = [[f"`{variant}`", percent(sum(s.right for s in mine), len(mine)),
+             ", ".join(sorted({f"`{f['kind']}`" for s in mine for f in s.loud})) or "-"]
+            for variant in variants
+            for mine in [[s for s in healthy if s.manifest["params"]["variant"] == variant]]]
+    by_variant = table(["healthy variant", "no loud finding", "loud kinds"], rows)
+    return by_app + "\n\n" + by_variant
+
+
+def is_application_sweep(scored):
+    return any("app" in s.manifest["params"] for s in scored)
+
+
 def kernel_limits(scored):
     """The kernel's limit (tcp_info) against the planted class, for the
     scenarios whose senders logged it."""
@@ -244,19 +270,38 @@ client's own pace, which costs no one time to fix: it is right when the
 top finding is `client_think` and no finding is a warning or critical."""
 
 
+APPLICATIONS = """The application classes (lab/appplants.py) plant the
+same causes on real programs, Debian's packages run in the lab's namespaces
+(lab/realapps.py): nginx (HTTP and TLS, a slow upstream behind it), curl,
+PostgreSQL with pgbench, Redis with redis-benchmark, memcached, iperf3 and
+OpenSSH sessions typed on a pty by a person. A third of the scenarios are
+healthy traffic as users bring it, which no correct diagnosis calls slow: a
+typed SSH session with seconds of thought, a keep-alive connection left idle
+5-100 s before the client closes it (with TLS: close_notify, then FIN), a
+page load over parallel connections, request/response on a LAN (0.2-3 ms)
+or over a WAN (20-100 ms), and a transfer paced just under a link's rate
+through a shallow queue. Captures keep 256 bytes a packet (128 for iperf3's
+transfers), enough for HTTP, TLS, PostgreSQL, Redis and memcached framing.
+Real programs log no `TCP_INFO`: every check reads the capture alone."""
+
+
 def report(scored, directory, tcpwhy, command):
     made, counts, generation = sweep_facts(directory, scored)
+    applications = is_application_sweep(scored)
+    title = "real applications" if applications else "the randomised sweep"
     sections = [
-        "# tcpwhy's accuracy on the randomised sweep", "",
+        f"# tcpwhy's accuracy on {title}", "",
         f"Made on {time.strftime('%Y-%m-%d')} with {tcpwhy_version(tcpwhy)}, on {made}.", "",
         summary(scored), "",
-        "The commands that made it, from the repository (one `sweep.py --n 240` run of "
+        "The commands that made it, from the repository (one "
+        f"`sweep.py {'--n 120 --classes apps' if applications else '--n 240'}` run of "
         "today's code draws the same scenarios; the last command alone rewrites this page "
         "from a sweep):", "",
         "```sh", *(f"sudo {command}" for command in generation),
         "cargo build --release -p tcpwhy", command, "```", "",
-        "## Method", "", METHOD, "",
+        "## Method", "", METHOD, "", *([APPLICATIONS, ""] if applications else []),
         "## Per class", "", per_class(scored), "",
+        *(["## Per application", "", per_application(scored), ""] if applications else []),
         "## By capture point", "", by_point(scored), "",
         "## Confusion matrix", "",
         "Rows: the planted class. Columns: the class whose finding kind the top finding has, "
@@ -264,9 +309,10 @@ def report(scored, directory, tcpwhy, command):
         confusion(scored), "", "Most frequent confusions:", "", top_confusions(scored), "",
         "## Loud findings on healthy scenarios", "", false_loud(scored), "",
         "## Misses", "", "Each with its top three findings.", "", misses(scored), "",
-        "## The kernel's view of the bulk senders", "",
-        "Where the senders' time went by their own `TCP_INFO` (see lab/README.md for how "
-        "`limit` is derived), against the planted class:", "", kernel_limits(scored), "",
+        *([] if applications else [
+            "## The kernel's view of the bulk senders", "",
+            "Where the senders' time went by their own `TCP_INFO` (see lab/README.md for how "
+            "`limit` is derived), against the planted class:", "", kernel_limits(scored), ""]),
         "## The sweep", "", counts, "",
     ]
     return "\n".join(sections)

@@ -62,6 +62,10 @@ class Scenario:
     watched_port: int = PORT  # the connections the check reads; every one when None
     finding: str = None  # the finding kind that names what was planted, when not the class's
     loud: bool = True  # whether what was planted costs enough time to be a warning or critical
+    program: str = "apps.py"  # what runs the servers and clients: apps.py or realapps.py
+    snaplen: int = 128  # bytes kept of each packet
+    queue_ms: float = None  # the wire's queue, in time at its rate (no bound when None)
+    clients_timeout_s: float = 60
 
     @property
     def delay_ms(self):
@@ -1023,12 +1027,14 @@ def check_healthy(s, taps):
 class Cause:
     """A class of the sweep: its name (the manifest's `cause`), the finding
     tcpwhy must name it by (None: no loud finding at all), the figure that
-    finding must carry, if any, and how it is planted."""
+    finding must carry, if any, and how it is planted; a healthy class also
+    the share of a sweep it takes."""
 
     name: str
     finding: str
     draw: object
     finding_figure: str = None
+    healthy_share: float = 0.15
 
 
 CAUSES = {cause.name: cause for cause in (

@@ -8,10 +8,14 @@ the seed, every drawn value, the figures measured from the capture and the
 senders' own account from the kernel (TCP_INFO).
 
     sudo python3 lab/sweep.py --n 240 [--out DIR] [--seed S] [--classes a,b] [--missing]
+    sudo python3 lab/sweep.py --n 120 --classes apps --prefix twapp --out DIR
     sudo python3 lab/sweep.py --replay DIR/NAME.json [--out DIR]
     python3 lab/sweep.py --sample FROM_DIR [--out tests/sweep]
 
-Its hosts are named `twsw-*` (or --prefix), so it can run beside lab/run.py.
+`--classes apps` names the application classes of appplants.py (nginx,
+PostgreSQL, Redis, memcached, iperf3, curl, OpenSSH), which a sweep with no
+--classes leaves out. Its hosts are named `twsw-*` (or --prefix), so it can
+run beside lab/run.py.
 """
 
 import argparse
@@ -28,25 +32,32 @@ import tempfile
 import time
 import traceback
 
+import appplants
 import measure
 import pcapfile
+import plants
 from hosts import CLIENT_IP, SERVER_IP, Names, hosts, in_ns, recording, running
-from plants import CAUSES, FORCED_SYSCTLS, PORT, TCP_INFO, NotPlanted, Taps
+from plants import FORCED_SYSCTLS, PORT, TCP_INFO, NotPlanted, Taps
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPOSITORY = os.path.dirname(HERE)
 DEFAULT_OUT = os.path.join(HERE, "sweep-out")
 SAMPLE_OUT = os.path.join(REPOSITORY, "tests", "sweep")
-APPS = ["python3", os.path.join(HERE, "apps.py")]
+CAUSES = {**plants.CAUSES, **appplants.CAUSES}
+GROUPS = {"apps": list(appplants.CAUSES)}  # --classes apps: every application class
 PREFIX = "twsw"
 POINTS = ("client", "server")
-SNAPLEN = 128
-HEALTHY_SHARE = 0.15
 ATTEMPTS = 4
-CLIENTS_TIMEOUT_S = 60
+READY_TIMEOUT_S = 30
+ALLOWED_CONGESTION = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+APP_TOOLS = ("nginx", "pgbench", "redis-server", "redis-benchmark", "memcached", "iperf3",
+             "sshd", "ssh", "curl", "openssl")
 MAX_CAPTURE_BYTES = 1_500_000
 SAMPLE_MAX_BYTES = 25_000_000
 SAMPLE_CAPTURE_MAX_BYTES = 1_000_000  # larger captures stay out of the sample
+APPS_SAMPLE_OUT = os.path.join(REPOSITORY, "tests", "sweep-apps")
+APPS_SAMPLE_MAX_BYTES = 3_000_000
+APPS_SAMPLE_CAPTURE_MAX_BYTES = 250_000
 ARTEFACTS = ("duplicated", "removed")
 SERIES_POINTS = 20
 SERIES_FIELDS = ("t", "bytes_acked", "snd_cwnd", "rtt", "delivery_rate", "busy_time",
@@ -70,12 +81,15 @@ class Slot:
 
 def plan(n, names, sweep_seed):
     """The scenarios of a sweep of `n`, classes interleaved so that a partial
-    run covers them all: healthy ones take 15%, the rest is split evenly."""
-    planted = [name for name in names if name != "healthy"]
-    healthy = round(n * HEALTHY_SHARE) if "healthy" in names else 0
+    run covers them all: healthy ones take their class's share (15% of the
+    sweep's classes, 35% of the applications'), the rest is split evenly."""
+    planted = [name for name in names if CAUSES[name].finding is not None]
+    healthy_names = [name for name in names if CAUSES[name].finding is None]
+    healthy = round(n * sum(CAUSES[name].healthy_share for name in healthy_names))
     counts = dict.fromkeys(planted, (n - healthy) // max(1, len(planted)))
-    if "healthy" in names:
-        counts["healthy"] = n - sum(counts.values())
+    left = n - sum(counts.values())
+    for index, name in enumerate(healthy_names):
+        counts[name] = left // len(healthy_names) + (index < left % len(healthy_names))
     slots = []
     for index in range(max(counts.values(), default=0)):
         for cause, count in counts.items():
@@ -109,35 +123,80 @@ def record(scenario, work, prefix):
     tcp_info = os.path.join(work, "tcp_info")
     os.makedirs(tcp_info)
     names = Names(prefix)
-    with hosts(delay_ms=scenario.delay_ms, rate_mbit=scenario.rate_mbit, drops=scenario.drops,
-               client_sysctls=scenario.client_sysctls, server_sysctls=scenario.server_sysctls,
-               client_initcwnd=scenario.client_initcwnd, server_initcwnd=scenario.server_initcwnd,
-               prefix=prefix):
+    program = ["python3", os.path.join(HERE, scenario.program)]
+    with allowed_congestion(scenario), \
+            hosts(delay_ms=scenario.delay_ms, rate_mbit=scenario.rate_mbit, drops=scenario.drops,
+                  client_sysctls=scenario.client_sysctls, server_sysctls=scenario.server_sysctls,
+                  client_initcwnd=scenario.client_initcwnd,
+                  server_initcwnd=scenario.server_initcwnd, prefix=prefix,
+                  queue_ms=scenario.queue_ms):
         with contextlib.ExitStack() as servers:
             for args in scenario.servers:
-                servers.enter_context(running(names.server_ns, *APPS, *filled(args, tcp_info)))
-            with recording(POINTS, paths.get, SNAPLEN, prefix=prefix):
-                run_clients(scenario.clients, tcp_info, names.client_ns)
+                servers.enter_context(running(names.server_ns, *program,
+                                              *filled(args, tcp_info)))
+            wait_until_listening(names.server_ns, scenario.servers)
+            with recording(POINTS, paths.get, scenario.snaplen, prefix=prefix):
+                run_clients(program, scenario.clients, tcp_info, names.client_ns,
+                            scenario.clients_timeout_s)
     return paths, tcp_info
+
+
+@contextlib.contextmanager
+def allowed_congestion(scenario):
+    """A namespace's default congestion control must be one the host
+    allows (here Reno and BBR): the application classes, whose programs
+    choose none of their own, get theirs allowed while they run, and the
+    host's setting back afterwards."""
+    wanted = scenario.client_sysctls.get("net.ipv4.tcp_congestion_control")
+    with open(ALLOWED_CONGESTION) as setting:
+        allowed = setting.read().split()
+    if wanted is None or wanted in allowed:
+        yield
+        return
+    with open(ALLOWED_CONGESTION, "w") as setting:
+        setting.write(" ".join([*allowed, wanted]))
+    try:
+        yield
+    finally:
+        with open(ALLOWED_CONGESTION) as setting:
+            now = setting.read().split()
+        with open(ALLOWED_CONGESTION, "w") as setting:
+            setting.write(" ".join(name for name in now if name != wanted))
+
+
+def wait_until_listening(server_ns, servers):
+    """Servers that take a while to start (PostgreSQL, sshd, nginx making
+    its certificate) listen before the recording starts: a client's retries
+    would be traffic of their own."""
+    ports = {args[args.index("--port") + 1] for args in servers if "--port" in args}
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while ports:
+        listening = subprocess.run(in_ns(server_ns, "ss", "-Hltn"), capture_output=True,
+                                   text=True, check=True).stdout
+        ports = {port for port in ports if f":{port} " not in listening}
+        if ports and time.monotonic() > deadline:
+            raise RuntimeError(f"nothing listens on port {', '.join(ports)} after "
+                               f"{READY_TIMEOUT_S} s")
+        time.sleep(0.1)
 
 
 def filled(args, tcp_info):
     return [tcp_info if arg == TCP_INFO else arg for arg in args]
 
 
-def run_clients(clients, tcp_info, client_ns):
+def run_clients(program, clients, tcp_info, client_ns, timeout_s):
     """Starts every client at once and waits for them all to succeed."""
     errors = tempfile.TemporaryFile("w+")
-    processes = [subprocess.Popen(in_ns(client_ns, *APPS, *filled(args, tcp_info),
+    processes = [subprocess.Popen(in_ns(client_ns, *program, *filled(args, tcp_info),
                                         "--server", SERVER_IP),
                                   stdout=subprocess.DEVNULL, stderr=errors)
                  for args in clients]
-    deadline = time.monotonic() + CLIENTS_TIMEOUT_S
+    deadline = time.monotonic() + timeout_s
     try:
         for process in processes:
             process.wait(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        raise NotPlanted(f"clients still running after {CLIENTS_TIMEOUT_S} s")
+        raise NotPlanted(f"clients still running after {timeout_s:.0f} s")
     finally:
         for process in processes:
             if process.poll() is None:
@@ -273,8 +332,10 @@ def make(slot, seed, out, prefix, sweep_seed=None, attempt=1):
             "capture_point": slot.point, "artefact": slot.artefact,
             "artefact_note": artefact_note, "client": CLIENT_IP, "server": f"{SERVER_IP}:{PORT}",
             "params": scenario.params, "wire": wire(scenario), "stack": stack(scenario),
-            "apps": {"servers": [" ".join(["apps.py", *args]) for args in scenario.servers],
-                     "clients": [" ".join(["apps.py", *args]) for args in scenario.clients]},
+            "apps": {"servers": [" ".join([scenario.program, *args]) for args in scenario.servers],
+                     "clients": [" ".join([scenario.program, *args])
+                                 for args in scenario.clients]},
+            "snaplen": scenario.snaplen,
             "expect": expect, "figure": figure, "tcp_info": tcp_info,
         }
         write_manifest(os.path.join(out, f"{slot.name}.json"), manifest)
@@ -288,7 +349,8 @@ def make(slot, seed, out, prefix, sweep_seed=None, attempt=1):
 
 def wire(scenario):
     return {"rtt_ms": round(scenario.rtt_ms, 3), "delay_ms": round(scenario.delay_ms, 3),
-            "rate_mbit": scenario.rate_mbit, "drops": [rule.describe() for rule in scenario.drops]}
+            "rate_mbit": scenario.rate_mbit, "queue_ms": scenario.queue_ms,
+            "drops": [rule.describe() for rule in scenario.drops]}
 
 
 def stack(scenario):
@@ -308,7 +370,8 @@ def write_manifest(path, manifest):
 # The three commands.
 
 def sweep(args):
-    names = args.classes.split(",") if args.classes else list(CAUSES)
+    names = [name for group in args.classes.split(",") for name in GROUPS.get(group, [group])] \
+        if args.classes else list(plants.CAUSES)
     unknown = [name for name in names if name not in CAUSES]
     if unknown:
         sys.exit(f"sweep: unknown class {', '.join(unknown)}; known: {', '.join(CAUSES)}")
@@ -414,16 +477,14 @@ def sample(args):
     """Copies a sample of a full sweep into --out (tests/sweep by default),
     captures under a megabyte only: per planted class its first scenario
     captured at the client, its first at the server and the next one; among
-    healthy ones the first two with each artefact and the first six without."""
-    manifests = []
-    for path in sorted(glob.glob(os.path.join(args.sample, "*.json"))):
-        with open(path) as manifest_file:
-            manifest = json.load(manifest_file)
-        if "cause" in manifest and os.path.getsize(
-                os.path.join(args.sample, manifest["capture"])) < SAMPLE_CAPTURE_MAX_BYTES:
-            manifests.append(manifest)
+    healthy ones the first two with each artefact and the first six without.
+    A sweep of the application classes gets a sample of its own."""
+    manifests = sweep_manifests(args.sample, SAMPLE_CAPTURE_MAX_BYTES)
+    if any(m["cause"] in appplants.CAUSES for m in manifests):
+        sample_apps(args)
+        return
     chosen = []
-    for cause in CAUSES:
+    for cause in plants.CAUSES:
         mine = [m for m in manifests if m["cause"] == cause]
         if cause == "healthy":
             chosen += first(mine, lambda m: m["artefact"] == "duplicated", 2)
@@ -436,15 +497,50 @@ def sample(args):
         if len(picked) < 3:
             sys.exit(f"sweep: {args.sample} has too few {cause} scenarios for a sample")
         chosen += picked
-    size = sum(os.path.getsize(os.path.join(args.sample, m["capture"])) for m in chosen)
-    if size > SAMPLE_MAX_BYTES:
-        sys.exit(f"sweep: the sample would be {size} bytes, over {SAMPLE_MAX_BYTES}")
-    os.makedirs(args.out, exist_ok=True)
-    clear(args.out)
+    copy_sample(chosen, args.sample, args.out, SAMPLE_MAX_BYTES)
+
+
+def sample_apps(args):
+    """The sample of the application classes (--out tests/sweep-apps by
+    default), captures under 250 kB only: per planted class its first
+    scenario captured at the client and its first at the server; per
+    healthy variant its first."""
+    manifests = sweep_manifests(args.sample, APPS_SAMPLE_CAPTURE_MAX_BYTES)
+    chosen = []
+    for cause in appplants.CAUSES:
+        mine = [m for m in manifests if m["cause"] == cause]
+        if cause == "apps_healthy":
+            for variant in appplants.HEALTHY_VARIANTS:
+                chosen += first(mine, lambda m: m["params"]["variant"] == variant, 1)
+            continue
+        chosen += first(mine, lambda m: m["capture_point"] == "client", 1)
+        chosen += first(mine, lambda m: m["capture_point"] == "server", 1)
+    out = args.out if args.out_given else APPS_SAMPLE_OUT
+    copy_sample(chosen, args.sample, out, APPS_SAMPLE_MAX_BYTES)
+
+
+def sweep_manifests(directory, largest_capture):
+    """The manifests of a sweep whose captures are under `largest_capture` bytes."""
+    manifests = []
+    for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
+        with open(path) as manifest_file:
+            manifest = json.load(manifest_file)
+        if "cause" in manifest and os.path.getsize(
+                os.path.join(directory, manifest["capture"])) < largest_capture:
+            manifests.append(manifest)
+    return manifests
+
+
+def copy_sample(chosen, directory, out, largest):
+    size = sum(os.path.getsize(os.path.join(directory, m["capture"])) for m in chosen)
+    if size > largest:
+        sys.exit(f"sweep: the sample would be {size} bytes, over {largest}")
+    os.makedirs(out, exist_ok=True)
+    clear(out)
     for manifest in chosen:
         for name in (manifest["capture"], manifest["scenario"] + ".json"):
-            shutil.copyfile(os.path.join(args.sample, name), os.path.join(args.out, name))
-    print(f"{len(chosen)} scenarios, {size / 1e6:.1f} MB, copied to {args.out}")
+            shutil.copyfile(os.path.join(directory, name), os.path.join(out, name))
+    print(f"{len(chosen)} scenarios, {size / 1e6:.1f} MB, copied to {out}")
 
 
 def first(manifests, wanted, count):
@@ -459,7 +555,8 @@ def parse_arguments():
                                       f"with --sample, {SAMPLE_OUT})")
     parser.add_argument("--seed", type=int, default=1, help="the sweep's seed (default 1)")
     parser.add_argument("--classes",
-                        help=f"some classes only, comma-separated: {', '.join(CAUSES)}")
+                        help=f"some classes only, comma-separated: {', '.join(CAUSES)}; "
+                             f"apps: every application class")
     parser.add_argument("--missing", action="store_true",
                         help="record only the scenarios with no manifest yet (to resume a sweep)")
     parser.add_argument("--replay", metavar="MANIFEST", help="record that scenario again")
@@ -479,12 +576,18 @@ def parse_arguments():
     return args
 
 
-def check_environment():
+def check_environment(classes):
     if os.geteuid() != 0:
         sys.exit("sweep: run as root (network namespaces and TAP devices)")
     missing = [tool for tool in ("ip", "tcpdump", "tshark") if shutil.which(tool) is None]
     if missing:
         sys.exit(f"sweep: {', '.join(missing)} missing (apt-get install iproute2 tcpdump tshark)")
+    if classes and "apps" in classes:
+        path = os.environ.get("PATH", "") + ":/usr/sbin"
+        missing = [tool for tool in APP_TOOLS if shutil.which(tool, path=path) is None]
+        missing += [] if glob.glob("/usr/lib/postgresql/*/bin/postgres") else ["postgresql"]
+        if missing:
+            sys.exit(f"sweep: {', '.join(missing)} missing (see lab/README.md)")
 
 
 def main():
@@ -492,7 +595,7 @@ def main():
     if args.sample:
         sample(args)
         return
-    check_environment()
+    check_environment(args.classes)
     # A plain `kill` cleans up as Ctrl-C does: the hosts come down on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.replay:
