@@ -348,12 +348,12 @@ def check_http_errors(s, taps):
 
 # Healthy traffic.
 
-def healthy(rng, point):
+def healthy(rng, point, variant=None):
     """Nothing wrong, as users bring it: an SSH session typed by a person,
     a keep-alive connection left idle, a page load over parallel
     connections, request/response on a LAN or over a WAN, a transfer
-    filling a link with a shallow queue."""
-    variant = rng.choice(tuple(HEALTHY_VARIANTS))
+    filling a link with a shallow queue. The sweep names the variant."""
+    variant = variant or rng.choice(tuple(HEALTHY_VARIANTS))
     scenario = HEALTHY_VARIANTS[variant](rng, draw_stack(rng))
     scenario.params["variant"] = variant
     return scenario
@@ -449,7 +449,7 @@ def full_link(rng, stack):
     flow = draw_flow(rng)
     total = min(MAX_IPERF_BYTES, rate * 125_000 * rng.uniform(2, 5))
     servers, clients = iperf3(flow, total, fq_rate=f"{rate * pace:.2f}M")
-    queue = round(rng.uniform(5, 20), 1)
+    queue = round(rng.uniform(10, 30), 1)
     return app_scenario(rng, rtt, stack, servers, clients, check_full_link, "iperf3",
                         {"direction": flow_name(flow), "link_mbit": round(rate, 2),
                          "paced_share": round(pace, 3), "queue_ms": queue, "bytes": int(total)},
@@ -552,5 +552,6 @@ CAUSES = {cause.name: cause for cause in (
     plants.Cause("apps_chatty", "chattiness", chatty),
     plants.Cause("apps_syn_loss", "connection_setup_failure", syn_loss),
     plants.Cause("apps_http_errors", "application_failure", http_errors),
-    plants.Cause("apps_healthy", None, healthy, healthy_share=HEALTHY_SHARE),
+    plants.Cause("apps_healthy", None, healthy, healthy_share=HEALTHY_SHARE,
+                 variants=tuple(HEALTHY_VARIANTS)),
 )}

@@ -1028,13 +1028,14 @@ class Cause:
     """A class of the sweep: its name (the manifest's `cause`), the finding
     tcpwhy must name it by (None: no loud finding at all), the figure that
     finding must carry, if any, and how it is planted; a healthy class also
-    the share of a sweep it takes."""
+    the share of a sweep it takes; a class of variants names them."""
 
     name: str
     finding: str
     draw: object
     finding_figure: str = None
     healthy_share: float = 0.15
+    variants: tuple = ()  # drawn in turn by a sweep's scenarios of the class (draw's `variant`)
 
 
 CAUSES = {cause.name: cause for cause in (

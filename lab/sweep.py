@@ -57,7 +57,7 @@ SAMPLE_MAX_BYTES = 25_000_000
 SAMPLE_CAPTURE_MAX_BYTES = 1_000_000  # larger captures stay out of the sample
 APPS_SAMPLE_OUT = os.path.join(REPOSITORY, "tests", "sweep-apps")
 APPS_SAMPLE_MAX_BYTES = 3_000_000
-APPS_SAMPLE_CAPTURE_MAX_BYTES = 250_000
+APPS_SAMPLE_CAPTURE_MAX_BYTES = 1_000_000
 ARTEFACTS = ("duplicated", "removed")
 SERIES_POINTS = 20
 SERIES_FIELDS = ("t", "bytes_acked", "snd_cwnd", "rtt", "delivery_rate", "busy_time",
@@ -70,10 +70,13 @@ ROOMY_SHARE = 0.6
 
 class Slot:
     """One scenario of the plan: its name and class, where its capture is
-    taken, and, for some healthy ones, the artefact added to the capture."""
+    taken, for some healthy ones the artefact added to the capture, and for
+    a class of variants the one it draws (every draw of it, so that a
+    variant that plants less often is not drawn less often)."""
 
-    def __init__(self, name, cause, point, artefact=None):
+    def __init__(self, name, cause, point, artefact=None, variant=None):
         self.name, self.cause, self.point, self.artefact = name, cause, point, artefact
+        self.variant = variant
 
     def seed(self, sweep_seed, attempt):
         return random.Random(f"{sweep_seed}:{self.name}:{attempt}").randrange(1 << 32)
@@ -95,7 +98,8 @@ def plan(n, names, sweep_seed):
         for cause, count in counts.items():
             if index < count:
                 slots.append(Slot(f"{cause}-{index:02d}", cause,
-                                  capture_point(cause, index, sweep_seed), artefact(cause, index)))
+                                  capture_point(cause, index, sweep_seed), artefact(cause, index),
+                                  variant(cause, index)))
     return slots
 
 
@@ -104,6 +108,13 @@ def capture_point(cause, index, sweep_seed):
     order = list(POINTS)
     random.Random(f"{sweep_seed}:{cause}:points").shuffle(order)
     return order[index % 2]
+
+
+def variant(cause, index):
+    """A class's variants in turn, each twice running, so that each is
+    captured at both points."""
+    variants = CAUSES[cause].variants
+    return variants[index // 2 % len(variants)] if variants else None
 
 
 def artefact(cause, index):
@@ -310,7 +321,8 @@ def make(slot, seed, out, prefix, sweep_seed=None, attempt=1):
     """Draws, records and checks one scenario; writes its capture and
     manifest into `out`. Raises NotPlanted when the check fails."""
     cause = CAUSES[slot.cause]
-    scenario = cause.draw(random.Random(seed), slot.point)
+    variant = {"variant": slot.variant} if slot.variant else {}
+    scenario = cause.draw(random.Random(seed), slot.point, **variant)
     work = tempfile.mkdtemp(prefix=f"{prefix}-{slot.name}-")
     try:
         paths, tcp_info_dir = record(scenario, work, prefix)
@@ -464,7 +476,8 @@ def replay(args):
     out = args.out if args.out_given else os.path.dirname(os.path.abspath(args.replay))
     os.makedirs(out, exist_ok=True)
     slot = Slot(manifest["scenario"], manifest["cause"], manifest["capture_point"],
-                manifest.get("artefact"))
+                manifest.get("artefact"),
+                CAUSES[manifest["cause"]].variants and manifest["params"]["variant"])
     try:
         again = make(slot, manifest["seed"], out, args.prefix, manifest.get("sweep_seed"),
                      manifest.get("attempt", 1))
@@ -502,10 +515,11 @@ def sample(args):
 
 def sample_apps(args):
     """The sample of the application classes (--out tests/sweep-apps by
-    default), captures under 250 kB only: per planted class its first
-    scenario captured at the client and its first at the server; per
-    healthy variant its first."""
+    default), its smallest captures, so that it stays under 3 MB: per
+    planted class the smallest captured at the client and at the server;
+    per healthy variant the smallest."""
     manifests = sweep_manifests(args.sample, APPS_SAMPLE_CAPTURE_MAX_BYTES)
+    manifests.sort(key=lambda m: os.path.getsize(os.path.join(args.sample, m["capture"])))
     chosen = []
     for cause in appplants.CAUSES:
         mine = [m for m in manifests if m["cause"] == cause]
@@ -513,8 +527,8 @@ def sample_apps(args):
             for variant in appplants.HEALTHY_VARIANTS:
                 chosen += first(mine, lambda m: m["params"]["variant"] == variant, 1)
             continue
-        chosen += first(mine, lambda m: m["capture_point"] == "client", 1)
-        chosen += first(mine, lambda m: m["capture_point"] == "server", 1)
+        for point in POINTS:
+            chosen += first(mine, lambda m: m["capture_point"] == point, 1)
     out = args.out if args.out_given else APPS_SAMPLE_OUT
     copy_sample(chosen, args.sample, out, APPS_SAMPLE_MAX_BYTES)
 
