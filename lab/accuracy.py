@@ -6,6 +6,8 @@ confusion matrix, the loud findings on healthy scenarios and the misses.
 
     python3 lab/accuracy.py DIR [--tcpwhy PATH] [--write docs/accuracy.md]
 
+A rewrite of a page keeps its `## Notes` section, written by hand.
+
 The scoring rule (the same as crates/tcpwhy/tests/accuracy_on_sweep.rs) is
 in lab/README.md. Exits 0 whatever the accuracy; non-zero on errors.
 """
@@ -341,8 +343,23 @@ def main():
         sys.exit(f"accuracy: {error}")
     print(text)
     if args.write:
+        text += kept_notes(args.write)
         with open(args.write, "w") as out:
             out.write(text)
+
+
+def kept_notes(path):
+    """The page's `## Notes` section, written by hand about that run's
+    misses: a rewrite keeps it, at the end of the page."""
+    if not os.path.exists(path):
+        return ""
+    with open(path) as page:
+        text = page.read()
+    start = text.find("\n## Notes\n")
+    if start < 0:
+        return ""
+    end = text.find("\n## ", start + 1)
+    return "\n" + text[start + 1:end if end >= 0 else len(text)].rstrip("\n") + "\n"
 
 
 if __name__ == "__main__":
