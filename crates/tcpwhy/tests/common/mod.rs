@@ -14,6 +14,8 @@ use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{Map, Value};
 
+pub mod scoring;
+
 /// A file in tests/captures.
 pub fn lab_file(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
