@@ -477,7 +477,7 @@ def replay(args):
     os.makedirs(out, exist_ok=True)
     slot = Slot(manifest["scenario"], manifest["cause"], manifest["capture_point"],
                 manifest.get("artefact"),
-                CAUSES[manifest["cause"]].variants and manifest["params"]["variant"])
+                manifest["params"]["variant"] if CAUSES[manifest["cause"]].variants else None)
     try:
         again = make(slot, manifest["seed"], out, args.prefix, manifest.get("sweep_seed"),
                      manifest.get("attempt", 1))
