@@ -127,7 +127,7 @@ pub struct Context {
     pub saturated: FxHashMap<(u64, u32), f64>,
     /// A front tier whose requests waited for a pool to a back tier.
     pub pool: Option<PoolQueueing>,
-    /// Periods of periodic loss bursts (start and end, ns).
+    /// Periods of periodic loss bursts (start and end, ns), in time order.
     pub loss_bursts: Vec<(i64, i64)>,
     pub dead_peers: FxHashSet<u64>,
     pub black_holes: FxHashSet<u64>,
@@ -250,10 +250,13 @@ fn loss(
         return Cause::MtuBlackHole;
     }
     let end = t.response_end_ns.unwrap_or(t.request_end_ns);
-    let in_burst = context
-        .loss_bursts
-        .iter()
-        .any(|&(from, to)| t.request_start_ns <= to && end >= from);
+    // The bursts are in time order and apart: only the first that ends
+    // after the transaction began can overlap it.
+    let bursts = &context.loss_bursts;
+    let first_not_over = bursts.partition_point(|&(_, to)| to < t.request_start_ns);
+    let in_burst = bursts
+        .get(first_not_over)
+        .is_some_and(|&(from, _)| end >= from);
     let at_large = connection.is_some_and(|c| context.loss_at_large.contains(&path(c)));
     match part {
         _ if in_burst => Cause::PeriodicLoss,

@@ -21,6 +21,7 @@ mod describe;
 mod detectors;
 mod evidence;
 mod finding;
+mod gaps;
 mod kind;
 mod patterns;
 pub mod rules;

@@ -3,6 +3,7 @@
 //! bursts, peers that stopped answering, and the tiers and queues found by
 //! the structural detectors.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -10,6 +11,7 @@ use timeline::Tick;
 use transactions::Part;
 
 use crate::charges::{self, Context};
+use crate::gaps::Gaps;
 use crate::rules::{
     DEAD_AFTER_RESENDS, EXPLAINED_DEVIATIONS, FAR_OUT_IQRS, LOSS_BURST_GAP_MS, PATTERN_REPEATS,
     PERIOD_TOLERANCE, SIGNIFICANCE,
@@ -156,18 +158,17 @@ pub fn stall_pattern(inputs: &Inputs) -> Option<StallPattern> {
         })
         .collect();
     slow.sort_by_key(|&(from, ..)| from);
-    // Slower answers can stand apart at more than one level (stalls, and
-    // the odd slow answer between them): the widest break that recurs.
-    let (stalls, period_s) = apart_by_break(group_overlapping(&slow), fence)
-        .filter(|stalls| served_between(stalls, &answered, fence))
-        .find_map(|stalls| {
-            let starts: Vec<i64> = stalls.iter().map(|&(from, _)| from).collect();
-            steady_period(&starts).map(|period_s| (stalls, period_s))
-        })?;
+    let mut at_usual_pace: Vec<i64> = answered
+        .iter()
+        .filter(|&&(_, server)| server <= fence)
+        .map(|&(t, _)| t.request_end_ns)
+        .collect();
+    at_usual_pace.sort_unstable();
+    let (stalls, period_s) = recurring_stalls(group_overlapping(&slow), fence, &at_usual_pace)?;
     let in_stall = |t: &transactions::Transaction| {
-        stalls
-            .iter()
-            .any(|&(from, to)| (from..=to).contains(&t.request_end_ns))
+        let at = t.request_end_ns;
+        let before = stalls.partition_point(|&(from, _)| from <= at);
+        before > 0 && at <= stalls[before - 1].1
     };
     Some(StallPattern {
         stalled: slow
@@ -181,20 +182,64 @@ pub fn stall_pattern(inputs: &Inputs) -> Option<StallPattern> {
     })
 }
 
-/// Between each stall and the next, the server answered some request at
-/// its usual pace: it stopped and went on, rather than answering slowly
-/// one request after another.
-fn served_between(
-    stalls: &[(i64, i64)],
-    answered: &[(&transactions::Transaction, f64)],
+/// Slower answers can stand apart at more than one level (stalls, and the
+/// odd slow answer between them): the stalls above the widest break in
+/// their lengths (see [`breaks_widest_first`]) at which, in time order,
+/// the server answered some request at its usual pace between each stall
+/// and the next (it stopped and went on, rather than answering slowly one
+/// request after another) and they started at a steady period; with that
+/// period in seconds. `at_usual_pace` holds when those requests ended, sorted.
+fn recurring_stalls(
+    stalls: Vec<(i64, i64)>,
     fence: f64,
-) -> bool {
-    stalls.windows(2).all(|pair| {
-        let (after, before) = (pair[0].1, pair[1].0);
-        answered.iter().any(|&(t, server)| {
-            server <= fence && t.request_end_ns > after && t.request_end_ns < before
-        })
-    })
+    at_usual_pace: &[i64],
+) -> Option<(Vec<(i64, i64)>, f64)> {
+    let by_length = longest_first(stalls);
+    let periods = periods_of_longest(&by_length, at_usual_pace);
+    let keep = breaks_widest_first(&by_length, fence)
+        .into_iter()
+        .find(|&keep| periods[keep].is_some())?;
+    Some((in_time_order(&by_length[..keep]), periods[keep]?))
+}
+
+/// For each count of the longest stalls (by index, from none to all): the
+/// steady period at which they started (see [`steady_period`]), when
+/// between each and the next in time some request ended that was answered
+/// at the usual pace. One sweep adding stall after stall, each in O(log n).
+fn periods_of_longest(by_length: &[(i64, i64)], at_usual_pace: &[i64]) -> Vec<Option<f64>> {
+    let served_between = |(_, after): (i64, i64), (before, _): (i64, i64)| {
+        let first_after = at_usual_pace.partition_point(|&end| end <= after);
+        at_usual_pace
+            .get(first_after)
+            .is_some_and(|&end| end < before)
+    };
+    let mut kept: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut gaps = Gaps::default();
+    let mut unserved_pairs = 0usize;
+    let mut periods = vec![None];
+    for &stall in by_length {
+        let earlier = kept.range(..stall.0).next_back().map(|(&f, &t)| (f, t));
+        let later = kept.range(stall.0..).next().map(|(&f, &t)| (f, t));
+        if let (Some(earlier), Some(later)) = (earlier, later) {
+            unserved_pairs -= usize::from(!served_between(earlier, later));
+            gaps.remove(later.0 - earlier.0);
+        }
+        if let Some(earlier) = earlier {
+            unserved_pairs += usize::from(!served_between(earlier, stall));
+            gaps.insert(stall.0 - earlier.0);
+        }
+        if let Some(later) = later {
+            unserved_pairs += usize::from(!served_between(stall, later));
+            gaps.insert(later.0 - stall.0);
+        }
+        kept.insert(stall.0, stall.1);
+        periods.push(if unserved_pairs == 0 {
+            steady_period(&gaps)
+        } else {
+            None
+        });
+    }
+    periods
 }
 
 fn ms(ns: i64) -> f64 {
@@ -226,46 +271,51 @@ fn group_overlapping(slow: &[(i64, i64, &transactions::Transaction)]) -> Vec<(i6
 /// The stalls above the widest break (by ratio) in their lengths, the
 /// fence counting as the length below the shortest; in time order.
 fn longest_apart(stalls: Vec<(i64, i64)>, fence: f64) -> Vec<(i64, i64)> {
-    apart_by_break(stalls, fence).next().unwrap_or_default()
+    let by_length = longest_first(stalls);
+    breaks_widest_first(&by_length, fence)
+        .first()
+        .map_or_else(Vec::new, |&keep| in_time_order(&by_length[..keep]))
 }
 
-/// The stalls above each break in their lengths (the fence counting as the
-/// length below the shortest), the widest break (by ratio) first, keeping
-/// at least a pattern's repeats; each set in time order.
-fn apart_by_break(
-    mut stalls: Vec<(i64, i64)>,
-    fence: f64,
-) -> impl Iterator<Item = Vec<(i64, i64)>> {
+fn longest_first(mut stalls: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     let length = |&(from, to): &(i64, i64)| ms(to - from);
     stalls.sort_by(|a, b| length(b).total_cmp(&length(a)));
-    let mut lengths: Vec<f64> = stalls.iter().map(length).collect();
+    stalls
+}
+
+fn in_time_order(stalls: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let mut sorted = stalls.to_vec();
+    sorted.sort_by_key(|&(from, _)| from);
+    sorted
+}
+
+/// How many of the longest stalls (`by_length`, the longest first) stand
+/// above each break in their lengths (the fence counting as the length
+/// below the shortest), the widest break (by ratio) first, keeping at
+/// least a pattern's repeats.
+fn breaks_widest_first(by_length: &[(i64, i64)], fence: f64) -> Vec<usize> {
+    let mut lengths: Vec<f64> = by_length.iter().map(|&(from, to)| ms(to - from)).collect();
     lengths.push(fence.max(f64::MIN_POSITIVE));
     let mut breaks: Vec<usize> = (PATTERN_REPEATS..lengths.len()).collect();
     let ratio = |i: usize| lengths[i - 1] / lengths[i];
     breaks.sort_by(|&a, &b| ratio(b).total_cmp(&ratio(a)));
-    breaks.into_iter().map(move |keep| {
-        let mut kept = stalls[..keep].to_vec();
-        kept.sort_by_key(|&(from, _)| from);
-        kept
-    })
+    breaks
 }
 
-/// The steady interval between event times (ns), in seconds, when there are
-/// enough events and every interval is within the tolerance of the median.
-fn steady_period(starts: &[i64]) -> Option<f64> {
-    if starts.len() < PATTERN_REPEATS {
+/// The steady interval between event times, in seconds, from the gaps
+/// between them (ns): when there are enough events and every gap is within
+/// the tolerance of the median. The gaps farthest from the median are the
+/// least and the most, so those two decide.
+fn steady_period(gaps: &Gaps) -> Option<f64> {
+    if gaps.len() + 1 < PATTERN_REPEATS {
         return None;
     }
-    let intervals: Vec<f64> = starts
-        .windows(2)
-        .map(|pair| (pair[1] - pair[0]) as f64 / 1e9)
-        .collect();
-    let period = median(intervals.clone());
-    let steady = period > 0.0
-        && intervals
-            .iter()
-            .all(|interval| (interval - period).abs() <= PERIOD_TOLERANCE * period);
-    steady.then_some(period)
+    let seconds = |ns: i64| ns as f64 / 1e9;
+    let period = seconds(gaps.median()?);
+    let within = |gap: Option<i64>| {
+        gap.is_some_and(|gap| (seconds(gap) - period).abs() <= PERIOD_TOLERANCE * period)
+    };
+    (period > 0.0 && within(gaps.least()) && within(gaps.most())).then_some(period)
 }
 
 /// The stretches of ticks with loss: ticks with loss close together, and
@@ -519,6 +569,70 @@ mod tests {
     fn a_first_burst_more_than_a_period_before_the_next_breaks_the_pattern() {
         let ticks = ticks_losing_at(&[10, 340, 590, 840], 900);
         assert!(loss_burst_pattern(&ticks, &[]).is_none());
+    }
+
+    /// What the sweep must agree with: the `keep` longest stalls put in
+    /// time order afresh, each pair's gap searched for an answer at the
+    /// usual pace, their gaps sorted for the median.
+    fn period_afresh(by_length: &[(i64, i64)], keep: usize, at_usual_pace: &[i64]) -> Option<f64> {
+        let kept = in_time_order(&by_length[..keep]);
+        let served = kept.windows(2).all(|pair| {
+            at_usual_pace
+                .iter()
+                .any(|&end| end > pair[0].1 && end < pair[1].0)
+        });
+        let intervals: Vec<f64> = kept
+            .windows(2)
+            .map(|pair| (pair[1].0 - pair[0].0) as f64 / 1e9)
+            .collect();
+        let period = median(intervals.clone());
+        let steady = keep >= PATTERN_REPEATS
+            && period > 0.0
+            && intervals
+                .iter()
+                .all(|interval| (interval - period).abs() <= PERIOD_TOLERANCE * period);
+        (served && steady).then_some(period)
+    }
+
+    #[test]
+    fn the_sweep_over_the_longest_stalls_agrees_with_each_set_judged_afresh() {
+        let mut state = 99u64;
+        let mut next = move |below: i64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as i64 % below
+        };
+        let second = 1_000_000_000;
+        let mut found = 0;
+        for _ in 0..200 {
+            // Stalls near a 10 s period with some strays, and answers between
+            // most of them.
+            let mut stalls = Vec::new();
+            let mut at = 0;
+            for _ in 0..next(12) + 1 {
+                at += if next(4) == 0 {
+                    (next(20) + 1) * second
+                } else {
+                    10 * second + next(second)
+                };
+                stalls.push((at, at + next(5) * 100_000_000 + 1));
+            }
+            let mut at_usual_pace = Vec::new();
+            for &(_, to) in &stalls {
+                if next(8) != 0 {
+                    at_usual_pace.push(to + 1 + next(second));
+                }
+            }
+            at_usual_pace.sort_unstable();
+            let by_length = longest_first(in_time_order(&stalls));
+            let periods = periods_of_longest(&by_length, &at_usual_pace);
+            for (keep, period) in periods.iter().enumerate() {
+                assert_eq!(*period, period_afresh(&by_length, keep, &at_usual_pace));
+                found += usize::from(period.is_some());
+            }
+        }
+        assert!(found > 20, "too few steady sets to test the sweep: {found}");
     }
 
     #[test]
