@@ -40,9 +40,12 @@ use select::Selecting;
 pub use select::{Instant, Network, Selection};
 pub use wire::Malformed;
 
-/// Told how far the read has got, for a progress bar; `finish` once it is over.
+/// Told how far the read has got, for a progress bar; then, once the read
+/// is over, what the analysis is doing; `finish` once it is all over.
 pub trait ReadProgress: Send + 'static {
     fn update(&mut self, bytes_read: u64);
+    /// The analysis after the read is at `doing` ("diagnosing").
+    fn stage(&mut self, _doing: &'static str) {}
     fn finish(&mut self);
 }
 
@@ -555,18 +558,26 @@ pub fn analyze_observed(
             Err(mpsc::RecvTimeoutError::Disconnected) => break false,
         }
     };
-    let failures = if interrupted {
+    let (failures, mut progress) = if interrupted {
         // The reader may be waiting on its input: it is left to end with the process.
-        Vec::new()
+        (Vec::new(), None)
     } else {
-        let failures = reading.join().expect("reader thread panicked");
+        let (failures, progress) = reading.join().expect("reader thread panicked");
         if let Some(mapping) = mapping {
             mapping.join().expect("mapping thread panicked");
         }
-        failures
+        (failures, Some(progress))
     };
     let mut failures = failures.into_iter();
-    let mut analysis = analyzer.finish(read, failures.next());
+    let mut tell = |doing| {
+        if let Some(progress) = &mut progress {
+            progress.stage(doing);
+        }
+    };
+    let mut analysis = analyzer.finish_telling(read, failures.next(), &mut tell);
+    if let Some(progress) = &mut progress {
+        progress.finish();
+    }
     analysis.other_failures = failures.collect();
     analysis.interrupted = interrupted;
     Ok(analysis)
@@ -768,15 +779,24 @@ impl Analyzer {
     }
 
     /// What the per-connection stages found, once the segments are over.
-    pub fn into_part(mut self) -> Part {
+    pub fn into_part(self) -> Part {
+        self.into_part_telling(&mut |_| {})
+    }
+
+    /// [`Analyzer::into_part`], telling `tell` what it is doing.
+    fn into_part_telling(mut self, tell: &mut dyn FnMut(&'static str)) -> Part {
         self.keep_within_budget();
         self.forget_departed();
         // The transactions first: their builder's per-connection state is
         // freed before the tracker's summaries are built.
+        if self.builder.is_some() {
+            tell("closing transactions");
+        }
         let (transactions, ledgers) = self
             .builder
             .map(|builder| builder.finish())
             .unwrap_or_default();
+        tell("summarizing connections");
         let tcp::Tracked {
             mut connections,
             unanswered_syns,
@@ -804,9 +824,20 @@ impl Analyzer {
 
     /// Everything, once the input is over: what reading counted, and the
     /// error that stopped the read early, if one did.
-    pub fn finish(mut self, read: ReadCounts, error: Option<CaptureError>) -> Analysis {
+    pub fn finish(self, read: ReadCounts, error: Option<CaptureError>) -> Analysis {
+        self.finish_telling(read, error, &mut |_| {})
+    }
+
+    /// [`Analyzer::finish`], telling `tell` what it is doing.
+    fn finish_telling(
+        mut self,
+        read: ReadCounts,
+        error: Option<CaptureError>,
+        tell: &mut dyn FnMut(&'static str),
+    ) -> Analysis {
         let evidence = self.evidence.take();
-        part::conclude(self.into_part(), evidence, read, error)
+        let part = self.into_part_telling(tell);
+        part::conclude_telling(part, evidence, read, error, tell)
     }
 }
 
@@ -934,16 +965,17 @@ impl Channels {
 }
 
 /// Reads and decodes frames into batches, leaving out copies when given a
-/// [`CopyFilter`]; returns the errors of the files that failed. With `filling`, the
+/// [`CopyFilter`]; returns the errors of the files that failed, and
+/// `progress` for the analysis to go on with. With `filling`, the
 /// batch being filled is shared, so the tracking thread can take it when the
 /// input pauses.
-fn read(
+fn read<P: ReadProgress>(
     mut reader: MergedReader,
     mut copies: Option<CopyFilter>,
     channels: Channels,
-    mut progress: impl ReadProgress,
+    mut progress: P,
     filling: Option<Arc<Mutex<Batch>>>,
-) -> Vec<CaptureError> {
+) -> (Vec<CaptureError>, P) {
     channels.tell_reached(0);
     let mut own = Batch::new();
     let error = loop {
@@ -974,9 +1006,11 @@ fn read(
     };
     let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
     let batch = shared.as_deref_mut().unwrap_or(&mut own);
-    let _ = channels.sender.send(std::mem::take(batch));
-    progress.finish();
+    if channels.sender.send(std::mem::take(batch)).is_err() {
+        // The analysis stopped early and will tell no more.
+        progress.finish();
+    }
     let mut failures = reader.failures();
     failures.extend(error);
-    failures
+    (failures, progress)
 }

@@ -160,6 +160,17 @@ pub fn conclude(
     read: ReadCounts,
     error: Option<CaptureError>,
 ) -> Analysis {
+    conclude_telling(part, evidence, read, error, &mut |_| {})
+}
+
+/// [`conclude`], telling `tell` what it is doing.
+pub(crate) fn conclude_telling(
+    part: Part,
+    evidence: Option<Evidence>,
+    read: ReadCounts,
+    error: Option<CaptureError>,
+    tell: &mut dyn FnMut(&'static str),
+) -> Analysis {
     let Part {
         connections,
         unanswered_syns,
@@ -177,6 +188,7 @@ pub fn conclude(
     let mut tick_too_fine = None;
     let ticks = match timeline {
         Some(mut timeline) => {
+            tell("building the timeline");
             count_ends(&mut timeline, &connections, &transactions);
             tick_too_fine = timeline.tick_too_fine();
             if tick_too_fine.is_some() {
@@ -188,6 +200,7 @@ pub fn conclude(
         None => Vec::new(),
     };
     let findings = evidence.map_or_else(Vec::new, |evidence| {
+        tell("diagnosing");
         diagnose::diagnose(&Inputs {
             connections: &connections,
             transactions: &transactions,

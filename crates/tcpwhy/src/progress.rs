@@ -1,4 +1,5 @@
-//! A progress bar on stderr for reads that take longer than a second.
+//! A progress bar on stderr for runs that take longer than a second: how
+//! far the read has got, then what the analysis is doing.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -61,6 +62,24 @@ impl Progress {
         bar
     }
 
+    /// In the bar's place once the read is over: a spinner saying what the
+    /// analysis is doing (on its own when the read showed no bar but the
+    /// run has taken a second by now).
+    fn tell(&mut self, doing: &'static str) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() && self.started.elapsed() >= SHOW_AFTER {
+            let bar = ProgressBar::new_spinner();
+            bar.enable_steady_tick(Duration::from_millis(200));
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+            bar.set_message(doing);
+        }
+    }
+
     fn clear(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
@@ -71,6 +90,10 @@ impl Progress {
 impl pipeline::ReadProgress for Progress {
     fn update(&mut self, bytes_read: u64) {
         self.show(bytes_read);
+    }
+
+    fn stage(&mut self, doing: &'static str) {
+        self.tell(doing);
     }
 
     fn finish(&mut self) {
