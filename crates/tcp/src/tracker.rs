@@ -365,17 +365,23 @@ impl Tracker {
 
     /// The summaries, the unanswered handshakes per server and what the budget cost.
     pub fn finish_all(mut self) -> Tracked {
-        let mut live: Vec<&Connection> = self.slots.iter().flatten().collect();
-        live.sort_by_cached_key(|connection| connection.id);
-        for connection in live.iter().filter(|c| c.is_bare_attempt()) {
+        let mut bare: Vec<&Connection> = self
+            .slots
+            .iter()
+            .flatten()
+            .filter(|c| c.is_bare_attempt())
+            .collect();
+        bare.sort_by_key(|connection| connection.id);
+        for connection in bare {
             self.syns.record(connection, true);
         }
-        let mut connections = self.retired;
-        summarize_into(&live, &mut connections);
-        free_in_background(std::mem::take(&mut self.slots));
-        // Both came sorted, and live ones are mostly the newest: only an
-        // interleaving asks for a sort (of keys, then each summary moved
-        // once, as summaries are large).
+        // The summaries written in place leave room for the retired ones
+        // after them: no list grows to hold both.
+        let mut connections = summarized_in_place(std::mem::take(&mut self.slots));
+        connections.append(&mut self.retired);
+        // In id order unless connections retired before live ones were
+        // opened, or slots were reused: then sorted (by keys, then each
+        // summary moved once, as summaries are large).
         if !connections.windows(2).all(|pair| pair[0].id < pair[1].id) {
             connections.sort_by_cached_key(|summary| summary.id);
         }
@@ -387,9 +393,6 @@ impl Tracker {
     }
 }
 
-/// Drops the live connections on a thread of their own: freeing each one's
-/// queues takes a while, and nothing waits for it. Should no thread start,
-/// they are freed here.
 /// Notes the segment's IP identification as its host's latest (in
 /// `host_ids`); returns the one the host gave its previous packet, if that
 /// was on another connection than `connection`.
@@ -404,10 +407,6 @@ fn host_numbered_elsewhere(
     }
     let (other, on) = host_ids.insert(segment.src.ip, (id, connection))?;
     (on != connection).then_some(other)
-}
-
-fn free_in_background(connections: Vec<Option<Connection>>) {
-    let _ = std::thread::Builder::new().spawn(move || drop(connections));
 }
 
 /// Closed connections and bare handshake attempts lose nothing by retiring early.
@@ -425,29 +424,15 @@ fn eventful(summary: &ConnectionSummary) -> bool {
         || troubled(&summary.server_to_client)
 }
 
-/// Past this many connections, summaries are built on two threads, half each.
-const SUMMARIES_ON_TWO_THREADS: usize = 4096;
-
-/// Appends the summaries of `connections`, in their order, to `summaries`,
-/// which grows once, to the size it ends at (summaries are large).
-fn summarize_into(connections: &[&Connection], summaries: &mut Vec<ConnectionSummary>) {
-    summaries.reserve_exact(connections.len());
-    let summarize_all = |connections: &[&Connection]| -> Vec<ConnectionSummary> {
-        connections
-            .iter()
-            .map(|connection| connection.summary())
-            .collect()
-    };
-    if connections.len() < SUMMARIES_ON_TWO_THREADS {
-        summaries.extend(connections.iter().map(|connection| connection.summary()));
-        return;
-    }
-    let (first, second) = connections.split_at(connections.len() / 2);
-    std::thread::scope(|scope| {
-        let second = scope.spawn(|| summarize_all(second));
-        summaries.extend(first.iter().map(|connection| connection.summary()));
-        summaries.extend(second.join().expect("summarizing thread panicked"));
-    });
+/// The live connections' summaries, in their slots' order, each written
+/// over the memory of the slots as their connections are summarized and
+/// dropped (a summary is a third of a connection's size): the connections
+/// and their summaries never stand in memory side by side in full.
+fn summarized_in_place(slots: Vec<Option<Connection>>) -> Vec<ConnectionSummary> {
+    slots
+        .into_iter()
+        .filter_map(|slot| slot.map(|connection| connection.summary()))
+        .collect()
 }
 
 fn reused_ports_event(connection: &Connection, segment: &Segment) -> Event {
