@@ -30,6 +30,9 @@ struct Tier<'a> {
     transactions: Vec<&'a Transaction>,
     /// Sorted, each once.
     connections: Vec<u64>,
+    /// When each of its answers ended and its request began, sorted: what
+    /// a front tier's requests wait for when this tier is the back one.
+    answers: Vec<(i64, i64)>,
 }
 
 pub fn pool_queueing(inputs: &Inputs) -> Option<PoolQueueing> {
@@ -69,10 +72,16 @@ fn tiers<'a>(inputs: &Inputs<'a>) -> Vec<Tier<'a>> {
             let mut connections: Vec<u64> = transactions.iter().map(|t| t.connection).collect();
             connections.sort_unstable();
             connections.dedup();
+            let mut answers: Vec<(i64, i64)> = transactions
+                .iter()
+                .filter_map(|t| Some((t.response_end_ns?, t.request_start_ns)))
+                .collect();
+            answers.sort_unstable();
             Tier {
                 server,
                 transactions,
                 connections,
+                answers,
             }
         })
         .collect();
@@ -85,12 +94,7 @@ fn tiers<'a>(inputs: &Inputs<'a>) -> Vec<Tier<'a>> {
 /// before its own answer began, within a host's reaction time and after its
 /// request ended): how long it waited from its request's end to that back call.
 fn queue_waits_ms(front: &Tier, back: &Tier) -> Vec<f64> {
-    let mut answers: Vec<(i64, i64)> = back
-        .transactions
-        .iter()
-        .filter_map(|t| Some((t.response_end_ns?, t.request_start_ns)))
-        .collect();
-    answers.sort_unstable();
+    let answers = &back.answers;
     let mut waits_ms = Vec::new();
     for t in &front.transactions {
         let Some(answer_ns) = t.response_start_ns else {
