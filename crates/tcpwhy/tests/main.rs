@@ -6,6 +6,7 @@
 mod common;
 
 mod accuracy_on_apps;
+mod accuracy_on_real;
 mod accuracy_on_sweep;
 mod diagnose_on_lab;
 mod diagnose_on_ppa;

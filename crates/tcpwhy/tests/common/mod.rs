@@ -92,6 +92,30 @@ pub fn objects_read_so_far(command: &str, capture: &Path, kind: &str) -> Vec<Val
         .collect()
 }
 
+/// The objects of one `type` that `tcpwhy COMMAND --format json CAPTURE`
+/// prints when its results are usable: the capture read to the end, or to a
+/// record it ends inside (exit 0 or 3). Any other exit fails.
+pub fn usable_objects(command: &str, capture: &Path, kind: &str) -> Vec<Value> {
+    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args([command, "--format", "json", "--quiet"])
+        .arg(capture)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(output.status.code(), Some(0 | 3)),
+        "tcpwhy {command} failed on {} ({}): {}",
+        capture.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["type"] == kind)
+        .collect()
+}
+
 /// Every row of a Parquet file, as JSON objects.
 pub fn parquet_rows(path: &Path) -> Vec<Value> {
     let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap())
