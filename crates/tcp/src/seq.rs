@@ -1,5 +1,30 @@
 //! Sequence-number arithmetic modulo 2^32 (RFC 1982 style).
 
+use std::cmp::Ordering;
+
+/// A sequence number, compared with wrap-around: of two numbers less than
+/// 2^31 apart, the one reached by counting forward from the other comes after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SeqNumber(pub u32);
+
+impl SeqNumber {
+    /// The number `bytes` further on.
+    pub fn advanced(self, bytes: u32) -> SeqNumber {
+        SeqNumber(self.0.wrapping_add(bytes))
+    }
+
+    /// Bytes from `self` forward to `later`; negative when `later` comes before.
+    pub fn bytes_to(self, later: SeqNumber) -> i64 {
+        i64::from(later.0.wrapping_sub(self.0) as i32)
+    }
+}
+
+impl PartialOrd for SeqNumber {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(other.bytes_to(*self).cmp(&0))
+    }
+}
+
 /// `a` comes after `b` in sequence space.
 pub fn after(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) > 0
@@ -18,6 +43,16 @@ pub fn at_or_before(a: u32, b: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sequence_numbers_count_and_compare_across_the_wrap() {
+        let near_end = SeqNumber(u32::MAX - 5);
+        let wrapped = near_end.advanced(11);
+        assert_eq!(wrapped, SeqNumber(5));
+        assert_eq!(near_end.bytes_to(wrapped), 11);
+        assert_eq!(wrapped.bytes_to(near_end), -11);
+        assert!(wrapped > near_end);
+    }
 
     #[test]
     fn comparisons_hold_across_the_wrap() {

@@ -47,6 +47,16 @@ pub struct SegmentView {
 }
 
 impl SegmentView {
+    /// Where its payload begins in its sender's sequence space (relative).
+    pub fn start(&self) -> seq::SeqNumber {
+        seq::SeqNumber(self.seq)
+    }
+
+    /// Just past its payload.
+    pub fn end(&self) -> seq::SeqNumber {
+        self.start().advanced(self.len)
+    }
+
     /// It carried data sent before.
     pub fn resent(&self) -> bool {
         self.events.resent()
