@@ -481,10 +481,14 @@ def app_paced(rng, point):
                    min(300, MAX_BULK_BYTES // (chunk * connections)))
     servers, clients = bulk(flow, connections, chunk * writes * connections,
                             sender={"write_size": chunk, "pace_ms": round(every, 2), "nodelay": 1})
+    # An upload of bytes no protocol frames shows no one waiting for the
+    # rest: the client's own pace, which client_think names. A download's
+    # reader moves on as soon as the last byte comes: it was waiting.
+    own_pace = {"finding": "client_think", "loud": False} if flow_name(flow) == "upload" else {}
     return scenario(rng, rtt, stack, servers, clients, check_app_paced,
                     {"direction": flow_name(flow), "connections": connections,
                      "write_bytes": chunk, "every_ms": round(every, 2), "writes": writes},
-                    flow=flow, needs_tcp_info=True)
+                    flow=flow, needs_tcp_info=True, **own_pace)
 
 
 def check_app_paced(s, taps):

@@ -154,6 +154,19 @@ impl Segment {
         let end = start.saturating_add(len as usize).min(frame_bytes.len());
         &frame_bytes[start..end]
     }
+
+    /// The payload as far as `whole` holds it, for a segment decoded from
+    /// the first `decoded_len` bytes of `whole`: all the capture kept of it,
+    /// past what the decoder read.
+    pub fn whole_payload<'a>(&self, decoded_len: usize, whole: &'a [u8]) -> &'a [u8] {
+        let start = decoded_len
+            .saturating_sub(self.captured_payload.from_end as usize)
+            .min(whole.len());
+        let end = start
+            .saturating_add(self.payload_len as usize)
+            .min(whole.len());
+        &whole[start..end]
+    }
 }
 
 /// Why a frame yields no TCP segment.

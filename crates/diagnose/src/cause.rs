@@ -11,8 +11,11 @@ pub enum Cause {
     /// The client waited after connecting before its first request: the
     /// connection was open before the request was ready.
     ClientDelay,
-    /// The client's think time between turns: its own pace, not time lost.
+    /// The client's think time between turns, and its pauses where no one
+    /// was shown to wait: its own pace, not time lost.
     ClientThink,
+    /// The server's pauses where no one was shown to wait: its own pace.
+    ServerIdle,
     ApplicationLimited,
     SplitResponse,
     Chattiness,
@@ -45,6 +48,7 @@ impl Cause {
             Cause::AcceptQueue => FindingKind::AcceptQueueOverflow,
             Cause::ClientDelay => FindingKind::ClientDelay,
             Cause::ClientThink => FindingKind::ClientThink,
+            Cause::ServerIdle => FindingKind::ServerIdle,
             Cause::ApplicationLimited => FindingKind::ApplicationLimited,
             Cause::SplitResponse => FindingKind::SplitResponse,
             Cause::Chattiness => FindingKind::Chattiness,
@@ -75,7 +79,8 @@ impl Cause {
             Cause::SetupFailure => &[Part::SynRetry],
             Cause::AcceptQueue => &[Part::AcceptQueue],
             Cause::ClientDelay => &[Part::ClientStart],
-            Cause::ClientThink => &[Part::ClientThink],
+            Cause::ClientThink => &[Part::ClientThink, Part::ClientIdle],
+            Cause::ServerIdle => &[Part::ServerIdle],
             Cause::ApplicationLimited => &[Part::ServerPause, Part::ClientPause],
             Cause::SplitResponse => &[Part::ServerPause],
             Cause::Chattiness | Cause::PathLatency => &[Part::Propagation],
@@ -112,6 +117,7 @@ impl Cause {
                 | Cause::Transfer
                 | Cause::ServerThink
                 | Cause::ClientThink
+                | Cause::ServerIdle
         )
     }
 
@@ -124,12 +130,14 @@ impl Cause {
     /// Time that is how traffic normally moves, or the client's own pace:
     /// never louder than info, and not time anyone lost.
     pub fn is_benign(self) -> bool {
-        matches!(self, Cause::Transfer | Cause::ClientThink)
+        matches!(
+            self,
+            Cause::Transfer | Cause::ClientThink | Cause::ServerIdle
+        )
     }
 
-    /// Counted in the time at stake: all but the client's think time
-    /// between turns, which is its own pace.
+    /// Counted in the time at stake: all but each side's own pace.
     pub fn is_at_stake(self) -> bool {
-        self != Cause::ClientThink
+        !matches!(self, Cause::ClientThink | Cause::ServerIdle)
     }
 }

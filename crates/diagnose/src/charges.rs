@@ -184,7 +184,8 @@ fn assign(
         Part::SynRetry => single(Cause::SetupFailure),
         Part::AcceptQueue => single(Cause::AcceptQueue),
         Part::ClientStart => single(Cause::ClientDelay),
-        Part::ClientThink => single(Cause::ClientThink),
+        Part::ClientThink | Part::ClientIdle => single(Cause::ClientThink),
+        Part::ServerIdle => single(Cause::ServerIdle),
         Part::ClientPause => single(Cause::ApplicationLimited),
         Part::ServerPause if t.response_bytes >= BULK_BYTES => single(Cause::ApplicationLimited),
         Part::ServerPause => single(Cause::SplitResponse),
@@ -355,10 +356,13 @@ fn stands(
     }
 }
 
-/// A ledger's time that someone waited through: all of it but the client's
-/// think time between turns, which is its own pace.
+/// A ledger's time that someone waited through: all of it but each side's
+/// own pace (the client's think time and idle pauses, the server's idle time).
 pub fn at_stake_ms(ledger: &Ledger) -> f64 {
-    ledger.total_ms() - ledger.get(Part::ClientThink)
+    ledger.total_ms()
+        - ledger.get(Part::ClientThink)
+        - ledger.get(Part::ClientIdle)
+        - ledger.get(Part::ServerIdle)
 }
 
 /// Distinct connection ids.

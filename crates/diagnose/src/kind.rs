@@ -15,6 +15,7 @@ pub enum FindingKind {
     AcceptQueueOverflow,
     ClientDelay,
     ClientThink,
+    ServerIdle,
     ApplicationLimited,
     SplitResponse,
     Chattiness,
@@ -51,6 +52,7 @@ impl FindingKind {
             FindingKind::AcceptQueueOverflow => "accept_queue_overflow",
             FindingKind::ClientDelay => "client_delay",
             FindingKind::ClientThink => "client_think",
+            FindingKind::ServerIdle => "server_idle",
             FindingKind::ApplicationLimited => "application_limited",
             FindingKind::SplitResponse => "split_response",
             FindingKind::Chattiness => "chattiness",
@@ -104,11 +106,12 @@ impl PartialOrd for FindingKind {
 mod tests {
     use super::FindingKind;
 
-    const ALL: [FindingKind; 30] = [
+    const ALL: [FindingKind; 31] = [
         FindingKind::ConnectionSetupFailure,
         FindingKind::AcceptQueueOverflow,
         FindingKind::ClientDelay,
         FindingKind::ClientThink,
+        FindingKind::ServerIdle,
         FindingKind::ApplicationLimited,
         FindingKind::SplitResponse,
         FindingKind::Chattiness,

@@ -19,7 +19,7 @@ use tcp::Event;
 
 use crate::copies::CopyFilter;
 use crate::part::{combine, conclude, evidence_of, Part};
-use crate::{headers_of, naming_payload, Analysis, Analyzer, ReadCounts, Stages};
+use crate::{headers_of, Analysis, Analyzer, ReadCounts, Stages};
 
 /// The same number for both directions of a connection (and for the
 /// connections that later reuse its ports): what keeps a connection's
@@ -84,8 +84,8 @@ impl FileDecoder {
         let survey = &mut self.survey;
         let mut segments = 0;
         while segments < at_most {
-            let frame = match reader.next_frame() {
-                Ok(Some(frame)) => headers_of(frame),
+            let whole = match reader.next_frame() {
+                Ok(Some(frame)) => frame,
                 Ok(None) => break,
                 Err(error) => {
                     survey.error = Some(error);
@@ -94,7 +94,7 @@ impl FileDecoder {
             };
             let frame = capture::Frame {
                 source: survey.source,
-                ..frame
+                ..headers_of(whole)
             };
             let (earliest, latest) = survey
                 .span_ns
@@ -106,7 +106,10 @@ impl FileDecoder {
             let decoded = decode::decode(&frame);
             survey.read.count(&decoded);
             if let Ok(segment) = decoded {
-                on_segment(&segment, naming_payload(&segment, frame.data));
+                on_segment(
+                    &segment,
+                    segment.whole_payload(frame.data.len(), whole.data),
+                );
                 segments += 1;
             }
         }

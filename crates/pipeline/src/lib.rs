@@ -420,7 +420,8 @@ impl SkipCounts {
 /// Frames decoded on the reading thread, on their way to the tracking one.
 struct Batch {
     decoded: Vec<Decoded>,
-    /// Payload starts that may name a transaction (HTTP, TLS), copied out of the frames.
+    /// The segments' captured payloads, copied out of the frames when the
+    /// transactions read them.
     payloads: Vec<u8>,
     /// Frames left out as copies of packets another file captured.
     copies: u64,
@@ -428,7 +429,7 @@ struct Batch {
 
 struct Decoded {
     segment: Result<Segment, Skip>,
-    /// Where the segment's payload start lies in the batch's `payloads`; empty for most.
+    /// Where the segment's payload lies in the batch's `payloads`.
     payload: std::ops::Range<usize>,
 }
 
@@ -447,9 +448,11 @@ impl Batch {
         }
     }
 
-    /// Decodes `frame` into the batch, unless `copies` knows its packet from another file.
-    fn push(&mut self, frame: &Frame, copies: Option<&mut CopyFilter>) {
-        let segment = decode::decode(frame);
+    /// Decodes `frame` into the batch, unless `copies` knows its packet
+    /// from another file, copying its payload when `keep_payloads`.
+    fn push(&mut self, frame: &Frame, copies: Option<&mut CopyFilter>, keep_payloads: bool) {
+        let headers = headers_of(*frame);
+        let segment = decode::decode(&headers);
         if let (Ok(segment), Some(copies)) = (&segment, copies) {
             if copies.is_copy(segment) {
                 self.copies += 1;
@@ -457,9 +460,9 @@ impl Batch {
             }
         }
         let start = self.payloads.len();
-        if let Ok(segment) = &segment {
+        if let (Ok(segment), true) = (&segment, keep_payloads) {
             self.payloads
-                .extend_from_slice(naming_payload(segment, frame.data));
+                .extend_from_slice(segment.whole_payload(headers.data.len(), frame.data));
         }
         let payload = start..self.payloads.len();
         self.decoded.push(Decoded { segment, payload });
@@ -484,6 +487,13 @@ pub struct Stages {
     /// The traffic the stages after the tracker see; connection ids stay
     /// those of the whole capture.
     pub selection: Selection,
+}
+
+impl Stages {
+    /// The timeline and the diagnosis read the transactions too.
+    fn wants_transactions(&self) -> bool {
+        self.transactions || self.timeline.is_some() || self.diagnose
+    }
 }
 
 /// Reads every file once, calling `on_event` for each analysis event as it is raised.
@@ -517,13 +527,21 @@ pub fn analyze_observed(
     let (recycler, recycled) = mpsc::channel::<Batch>();
     let reader_filling = filling.clone();
     let copies = (paths.len() > 1).then(CopyFilter::default);
+    let keep_payloads = stages.wants_transactions();
     let reading = thread::spawn(move || {
         let channels = Channels {
             sender,
             recycled,
             reached,
         };
-        read(reader, copies, channels, progress, reader_filling)
+        read(
+            reader,
+            copies,
+            keep_payloads,
+            channels,
+            progress,
+            reader_filling,
+        )
     });
     let mut analyzer = Analyzer::new(stages);
     let mut read = ReadCounts::default();
@@ -623,7 +641,7 @@ pub fn analyze_bytes(bytes: &[u8], stages: Stages, max_frames: u64) -> Analysis 
     let mut error = None;
     while read.frames < max_frames {
         match reader.next_frame() {
-            Ok(Some(frame)) => analyzer.frame(&headers_of(frame), &mut read),
+            Ok(Some(frame)) => analyzer.frame(&frame, &mut read),
             Ok(None) => break,
             Err(read_error) => {
                 error = Some(read_error);
@@ -657,8 +675,7 @@ pub struct Analyzer {
 
 impl Analyzer {
     pub fn new(stages: Stages) -> Self {
-        let wants_transactions =
-            stages.transactions || stages.timeline.is_some() || stages.diagnose;
+        let wants_transactions = stages.wants_transactions();
         // Diagnosis reads the series too (loss and failures against load).
         let timeline_tick = stages.timeline.or(stages.diagnose.then_some(None));
         let memory_budget_bytes = stages.memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES);
@@ -695,17 +712,21 @@ impl Analyzer {
 
     /// One frame in one thread: decoded, counted in `read` and analysed.
     fn frame(&mut self, frame: &Frame, read: &mut ReadCounts) {
-        let decoded = decode::decode(frame);
+        let headers = headers_of(*frame);
+        let decoded = decode::decode(&headers);
         read.count(&decoded);
         if let Ok(segment) = decoded {
-            self.segment(&segment, segment.payload(frame.data));
+            self.segment(
+                &segment,
+                segment.whole_payload(headers.data.len(), frame.data),
+            );
         }
         self.drain_events(|_| {});
     }
 
-    /// One decoded segment; `payload` is its captured payload start (or
-    /// empty), read only to name transactions. None for a frame the capture
-    /// recorded twice, counted and left out.
+    /// One decoded segment; `payload` is its captured payload (or empty),
+    /// read only by the transactions. None for a frame the capture recorded
+    /// twice, counted and left out.
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> Option<SegmentView> {
         let Some(view) = self.tracker.process(segment) else {
             self.recorded_twice += 1;
@@ -722,7 +743,11 @@ impl Analyzer {
         }
         self.selected_segments += 1;
         if let Some(builder) = &mut self.builder {
-            builder.observe(&view, payload);
+            let server_port = match view.direction {
+                tcp::Direction::ClientToServer => segment.dst.port,
+                tcp::Direction::ServerToClient => segment.src.port,
+            };
+            builder.observe(&view, payload, server_port);
         }
         if let Some(timeline) = &mut self.timeline {
             count_segment(timeline, segment, &view);
@@ -911,18 +936,6 @@ fn count_departed(timeline: &mut Timeline, departed: &Departed) {
     }
 }
 
-/// The captured start of `segment`'s payload within `frame_bytes` when it
-/// may name a transaction (HTTP, TLS), else nothing: all a later stage reads
-/// of a payload.
-fn naming_payload<'a>(segment: &Segment, frame_bytes: &'a [u8]) -> &'a [u8] {
-    let payload = segment.payload(frame_bytes);
-    if transactions::name::may_name(payload) {
-        payload
-    } else {
-        &[]
-    }
-}
-
 /// The frame cut to its first [`HEADER_BYTES`], its length on the wire kept.
 fn headers_of(frame: Frame) -> Frame {
     Frame {
@@ -972,6 +985,7 @@ impl Channels {
 fn read<P: ReadProgress>(
     mut reader: MergedReader,
     mut copies: Option<CopyFilter>,
+    keep_payloads: bool,
     channels: Channels,
     mut progress: P,
     filling: Option<Arc<Mutex<Batch>>>,
@@ -980,13 +994,13 @@ fn read<P: ReadProgress>(
     let mut own = Batch::new();
     let error = loop {
         let frame = match reader.next_frame() {
-            Ok(Some(frame)) => headers_of(frame),
+            Ok(Some(frame)) => frame,
             Ok(None) => break None,
             Err(error) => break Some(error),
         };
         let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
         let batch = shared.as_deref_mut().unwrap_or(&mut own);
-        batch.push(&frame, copies.as_mut());
+        batch.push(&frame, copies.as_mut(), keep_payloads);
         if batch.decoded.len() == BATCH {
             let read_up_to = reader.bytes_read();
             progress.update(read_up_to);

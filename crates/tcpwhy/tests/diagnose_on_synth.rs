@@ -10,6 +10,7 @@ enum Step {
     Request,
     Response,
     ServerFin,
+    ClientFin,
     ServerReset,
 }
 
@@ -32,6 +33,7 @@ fn write_trace(name: &str, mut steps: Vec<(f64, usize, Step)>) -> std::path::Pat
                 conversation.send(&mut trace, Side::Server, at, 500);
             }
             Step::ServerFin => conversation.fin(&mut trace, Side::Server, at),
+            Step::ClientFin => conversation.fin(&mut trace, Side::Client, at),
             Step::ServerReset => conversation.rst(&mut trace, Side::Server, at),
         }
     }
@@ -63,6 +65,8 @@ fn a_server_past_its_capacity_is_found_saturated() {
         steps.push((request_at, c, Step::Request));
         server_free_at = server_free_at.max(request_at + 1.0) + SERVICE_MS;
         steps.push((server_free_at, c, Step::Response));
+        // The client closes once it has its answer.
+        steps.push((server_free_at + 1.0, c, Step::ClientFin));
     }
     let capture = write_trace("saturation", steps);
     let findings = common::objects("diagnose", &capture, "finding");
@@ -89,6 +93,7 @@ fn a_server_within_its_capacity_is_not_found_saturated() {
         steps.push((arrival, c, Step::Handshake));
         steps.push((arrival + 2.0, c, Step::Request));
         steps.push((arrival + 43.0, c, Step::Response));
+        steps.push((arrival + 44.0, c, Step::ClientFin));
     }
     let capture = write_trace("within-capacity", steps);
     let findings = common::objects("diagnose", &capture, "finding");
@@ -161,23 +166,23 @@ fn a_reset_of_data_sent_after_the_servers_close_fails_no_request() {
     assert!(failed(&while_open), "{while_open:#?}");
 }
 
-/// A terminal session: twelve times the client sends a line and the server
-/// answers in two pieces 1.5 s apart (output of a command that takes its
-/// time), the client's next line coming a second later. As an exchange of
-/// unknown bytes that is a response written in pieces, which the client
-/// waited for. Once the server's first words are an SSH identification,
-/// either side may speak unprompted: no one waited for the rest, and the
-/// pauses are the session's own pace.
+/// Twelve times the client sends a line and the server answers in two
+/// pieces 1.5 s apart. Where the client's next line comes at once after the
+/// second piece, it was waiting for it: a response written in pieces. Where
+/// it comes a second later, as a person types, nothing shows that anyone
+/// waited through the pause. And once the server's first words are an SSH
+/// identification, either side may speak unprompted: the pauses are the
+/// session's own pace however soon the client moves on.
 #[test]
-fn pauses_inside_what_a_side_says_in_a_conversation_are_its_own_pace() {
-    let findings_of = |name: &str, banner: &[u8]| {
+fn pauses_inside_what_a_side_says_are_waits_only_where_someone_waited() {
+    let findings_of = |name: &str, banner: &[u8], next_line_ms: f64| {
         let mut trace = Trace::ethernet();
         let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:22");
         conn.handshake(&mut trace, 0.0, 2.0);
         conn.send_bytes(&mut trace, Side::Server, 3.0, banner);
         conn.ack(&mut trace, Side::Client, 4.0);
         for turn in 0..12 {
-            let at = 10.0 + 2_600.0 * f64::from(turn);
+            let at = 10.0 + (1_504.0 + next_line_ms) * f64::from(turn);
             conn.send(&mut trace, Side::Client, at, 48);
             conn.send(&mut trace, Side::Server, at + 2.0, 48);
             conn.ack(&mut trace, Side::Client, at + 3.0);
@@ -194,8 +199,12 @@ fn pauses_inside_what_a_side_says_in_a_conversation_are_its_own_pace() {
             .iter()
             .any(|f| f["kind"] == "split_response" && f["severity"] != "info")
     };
-    let exchange = findings_of("pieces-of-unknown-bytes", b"\x00\x01\x02\x03 hello\r\n");
-    assert!(split_loud(&exchange), "{exchange:#?}");
-    let session = findings_of("pieces-of-a-terminal-session", b"SSH-2.0-OpenSSH_9.6\r\n");
+    let unknown = b"\x00\x01\x02\x03 hello\r\n";
+    let awaited = findings_of("pieces-awaited", unknown, 3.0);
+    assert!(split_loud(&awaited), "{awaited:#?}");
+    let typed = findings_of("pieces-then-a-person", unknown, 1_000.0);
+    assert!(!split_loud(&typed), "{typed:#?}");
+    let ssh = b"SSH-2.0-OpenSSH_9.6\r\n";
+    let session = findings_of("pieces-of-a-terminal-session", ssh, 3.0);
     assert!(!split_loud(&session), "{session:#?}");
 }

@@ -19,6 +19,8 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use tcp::{Direction, EventKind, Lacked, Release, SegmentView};
 
+use crate::framing::Framing;
+
 /// One named part of a transaction's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Part {
@@ -30,8 +32,13 @@ pub enum Part {
     ClientStart,
     /// The client's think time between a response and its next request.
     ClientThink,
-    /// The client's application paused in the middle of a request.
+    /// The client's application paused in the middle of a request that
+    /// the server was waiting for the rest of.
     ClientPause,
+    /// The client's own pace inside what it sent, where no one was shown
+    /// to wait for the rest (separate messages, a person typing, data the
+    /// protocol does not frame).
+    ClientIdle,
     /// Round trips at the path's least delay.
     Propagation,
     /// Round trips above the path's least delay: queues on the way.
@@ -40,8 +47,13 @@ pub enum Part {
     Transfer,
     /// The server's processing, from the request to its answer.
     Server,
-    /// The server's application paused in the middle of a response.
+    /// The server's application paused in the middle of a response that
+    /// someone was waiting for.
     ServerPause,
+    /// The server's own pace: time before or inside what it sent that no
+    /// one was shown to wait for (pushed updates, notifications, an answer
+    /// to a message that asked for none, a line typed by a person).
+    ServerIdle,
     /// A small segment held back until the peer's ACK (Nagle's algorithm).
     Nagle,
     /// The receiver held back its ACK of a lone segment, and the sender waited for it.
@@ -67,17 +79,19 @@ pub enum Part {
 }
 
 impl Part {
-    pub const ALL: [Part; 19] = [
+    pub const ALL: [Part; 21] = [
         Part::SynRetry,
         Part::AcceptQueue,
         Part::ClientStart,
         Part::ClientThink,
         Part::ClientPause,
+        Part::ClientIdle,
         Part::Propagation,
         Part::Queueing,
         Part::Transfer,
         Part::Server,
         Part::ServerPause,
+        Part::ServerIdle,
         Part::Nagle,
         Part::DelayedAck,
         Part::ReceiveWindow,
@@ -96,11 +110,13 @@ impl Part {
             Part::ClientStart => "client_start",
             Part::ClientThink => "client_think",
             Part::ClientPause => "client_pause",
+            Part::ClientIdle => "client_idle",
             Part::Propagation => "propagation",
             Part::Queueing => "queueing",
             Part::Transfer => "transfer",
             Part::Server => "server",
             Part::ServerPause => "server_pause",
+            Part::ServerIdle => "server_idle",
             Part::Nagle => "nagle",
             Part::DelayedAck => "delayed_ack",
             Part::ReceiveWindow => "receive_window",
@@ -118,9 +134,11 @@ impl Part {
     pub fn group(self) -> &'static str {
         match self {
             Part::SynRetry | Part::AcceptQueue => "setup",
-            Part::ClientStart | Part::ClientThink | Part::ClientPause => "client",
+            Part::ClientStart | Part::ClientThink | Part::ClientPause | Part::ClientIdle => {
+                "client"
+            }
             Part::Propagation | Part::Queueing | Part::Transfer => "network",
-            Part::Server | Part::ServerPause => "server",
+            Part::Server | Part::ServerPause | Part::ServerIdle => "server",
             _ => "tcp",
         }
     }
@@ -149,6 +167,13 @@ impl Ledger {
     pub fn move_to(&mut self, from: Part, to: Part) {
         let ms = std::mem::take(&mut self.0[from.index()]);
         self.charge(to, ms);
+    }
+
+    /// Moves `ms` of the time charged to `from` (at most all of it) to `to`.
+    pub fn move_ms(&mut self, from: Part, to: Part, ms: f64) {
+        let moved = ms.clamp(0.0, self.get(from));
+        self.0[from.index()] -= moved;
+        self.charge(to, moved);
     }
 
     pub fn add(&mut self, other: &Ledger) {
@@ -376,7 +401,15 @@ impl Walk {
     /// Charges the stretch up to `segment` by what ended it, to `open` (the
     /// open transaction's ledger) or, when the segment opens a transaction
     /// or none is open, to the charges the next transaction takes.
-    pub fn segment(&mut self, segment: &SegmentView, opens: bool, open: Option<&mut Ledger>) {
+    /// `framing` is what the sender's bytes before `segment` said of its
+    /// message: a pause it ended lay inside a message or between two.
+    pub fn segment(
+        &mut self,
+        segment: &SegmentView,
+        opens: bool,
+        open: Option<&mut Ledger>,
+        framing: Framing,
+    ) {
         let now = segment.timestamp_ns;
         let here = Cursor {
             at_ns: now,
@@ -396,7 +429,8 @@ impl Walk {
                     to_frame: segment.frame,
                     direction: segment.direction,
                 };
-                if charge(&mut self.state, segment, cursor, opens, &mut charges) {
+                let pause = pause_part(segment.direction, framing);
+                if charge(&mut self.state, segment, cursor, opens, pause, &mut charges) {
                     self.cursor = Some(here);
                 }
             }
@@ -460,14 +494,32 @@ impl Walk {
     }
 }
 
-/// Charges `(cursor, segment]` given where the exchange stands; false when
-/// the segment ends no wait on the connection's critical path (the stretch
-/// stays uncharged).
+/// Where a pause of the sender's own application goes, by what its bytes
+/// before it said of its message. Inside a message the protocol says is
+/// unfinished, the peer waits for the rest. Between messages, or where the
+/// protocol says nothing, it is the sender's own pace, except that a
+/// server's pause in a response the protocol does not frame is kept as a
+/// pause until the transaction closes, when the client's reaction to its
+/// end says whether it waited (see the crate's `Open::settle`).
+fn pause_part(sender: Direction, framing: Framing) -> Part {
+    match (sender, framing) {
+        (Direction::ClientToServer, Framing::Unfinished) => Part::ClientPause,
+        (Direction::ClientToServer, _) => Part::ClientIdle,
+        (Direction::ServerToClient, Framing::Complete) => Part::ServerIdle,
+        (Direction::ServerToClient, _) => Part::ServerPause,
+    }
+}
+
+/// Charges `(cursor, segment]` given where the exchange stands, with
+/// `sender_pause` the part a pause of the sender's application goes to;
+/// false when the segment ends no wait on the connection's critical path
+/// (the stretch stays uncharged).
 fn charge(
     state: &mut State,
     segment: &SegmentView,
     cursor: Cursor,
     opens: bool,
+    sender_pause: Part,
     charges: &mut Charges,
 ) -> bool {
     let State {
@@ -539,11 +591,6 @@ fn charge(
         );
         return true;
     }
-    let sender_pause = if client {
-        Part::ClientPause
-    } else {
-        Part::ServerPause
-    };
     match segment.wait.map(|wait| wait.ended_by) {
         Some(Release::Timer { .. }) if client && state.unaccepted(segment) => {
             charges.charge(Part::AcceptQueue, gap, None)

@@ -15,6 +15,7 @@
 //! [`conversation`]).
 
 pub mod conversation;
+pub mod framing;
 pub mod latency;
 pub mod ledger;
 pub mod name;
@@ -23,6 +24,8 @@ mod stats;
 
 use serde::Serialize;
 use tcp::{Direction, Role, SegmentView};
+
+use framing::{Asks, ConnectionFraming, Framing};
 
 pub use latency::Latency;
 pub use ledger::{ConnectionLedger, Ledger, Part, Stretch};
@@ -82,6 +85,12 @@ impl Transaction {
 /// A server reset this soon after a request's last byte refused it.
 const RESET_AFTER_REQUEST_NS: i64 = 1_000_000_000;
 
+/// No person reacts to what reaches them sooner than about a tenth of a
+/// second (the perceptual and motor cycle of Card, Moran and Newell's model
+/// human processor; Nielsen's 0.1 s): a client that moved on within it of an
+/// answer's last byte was a program that had been waiting for it.
+const REACTS_WITHIN_NS: i64 = 100_000_000;
+
 fn ms(from_ns: i64, to_ns: i64) -> f64 {
     (to_ns - from_ns) as f64 / 1e6
 }
@@ -107,10 +116,13 @@ struct Open {
     /// had closed its side (its first segment acknowledged the server's
     /// FIN), or it is a TLS alert, which no one answers.
     awaits_no_answer: bool,
-    /// The longest single pause of the client's application inside the
-    /// request, and of the server's inside the response (ms).
-    longest_client_pause_ms: f64,
-    longest_server_pause_ms: f64,
+    /// What the messages of the request ask for, as their protocol says;
+    /// None until one is complete.
+    asks: Option<Asks>,
+    /// The server's pauses inside the response where its protocol did not
+    /// say whether the response was unfinished (ms): the client's reaction
+    /// to its end tells whether it waited through them.
+    unframed_server_pause_ms: f64,
     /// When each side first moved after the other's message began (data,
     /// FIN or reset), with the round trip from the capture point to it;
     /// and when each first closed (FIN or reset).
@@ -126,8 +138,6 @@ struct Open {
 struct Move {
     at_ns: i64,
     path_ns: i64,
-    /// A FIN or reset rather than data.
-    closes: bool,
 }
 
 impl Move {
@@ -135,28 +145,7 @@ impl Move {
         Move {
             at_ns: segment.timestamp_ns,
             path_ns: segment.rtts.to_sender_ns,
-            closes: segment.len == 0,
         }
-    }
-}
-
-/// Whether the peer waited for a message of the sender's that ended at
-/// `end_ns`, with pauses of up to `pause_ms` inside: it moved once the
-/// message was complete (its next message, or its answer to the sender's
-/// close), sooner (less the path to it) than the sender had paused. A peer
-/// that moved before the end (closed first), took longer, or never
-/// answered the sender's close was not waiting. A peer that never moved,
-/// or closed on its own, shows nothing either way: the pauses stay the
-/// sender's, as a peer with nothing more to ask behaves the same.
-fn waited(end_ns: i64, pause_ms: f64, peer: Option<Move>, sender_closed_ns: Option<i64>) -> bool {
-    let sender_closed_first = |at_ns| sender_closed_ns.is_some_and(|closed| closed <= at_ns);
-    match peer {
-        Some(peer) if peer.at_ns < end_ns => false,
-        Some(peer) if !peer.closes || sender_closed_first(peer.at_ns) => {
-            ms(end_ns, peer.at_ns - peer.path_ns) <= pause_ms
-        }
-        Some(_) => true,
-        None => sender_closed_ns.is_none(),
     }
 }
 
@@ -178,8 +167,8 @@ impl Open {
             ledger,
             failure: None,
             awaits_no_answer: false,
-            longest_client_pause_ms: 0.0,
-            longest_server_pause_ms: 0.0,
+            asks: None,
+            unframed_server_pause_ms: 0.0,
             server_moved: None,
             client_moved: None,
             server_closed_ns: None,
@@ -187,53 +176,68 @@ impl Open {
         }
     }
 
-    /// A pause inside a message cost the time only of a peer that waited
-    /// for the rest (see [`waited`]); pauses no one waited for were the
-    /// exchange standing idle, the client's own pace. In a conversation no
-    /// one waits for the rest of a message, nor for the client's first: each
-    /// side speaks at its own pace.
-    fn unwaited_pauses_to_the_client(&mut self, in_conversation: bool) {
+    /// Gives the time no one was shown to wait through to its sender's own
+    /// pace. Pauses inside a message the protocol said was unfinished stay
+    /// waits, unless the peer moved before the message ended (it was not
+    /// waiting for the rest); a server's pauses in a response no framing
+    /// covered stay only if the client moved on at once after its end. The
+    /// server's time before its answer is a wait when the request asked for
+    /// an answer, or, where the protocol does not say, when the client moved
+    /// on at once after it. In a conversation no one waits for the rest of
+    /// a message, nor for the client's first.
+    fn settle(&mut self, in_conversation: bool) {
         if in_conversation {
             self.ledger.move_to(Part::ClientStart, Part::ClientThink);
+            self.ledger.move_to(Part::ClientPause, Part::ClientIdle);
+            self.ledger.move_to(Part::ServerPause, Part::ServerIdle);
         }
-        let request_waited = !in_conversation
-            && waited(
-                self.request_end_ns,
-                self.longest_client_pause_ms,
-                self.server_moved,
-                self.client_closed_ns,
-            );
-        if !request_waited {
-            self.ledger.move_to(Part::ClientPause, Part::ClientThink);
+        if self
+            .server_moved
+            .is_some_and(|moved| moved.at_ns < self.request_end_ns)
+        {
+            self.ledger.move_to(Part::ClientPause, Part::ClientIdle);
         }
-        let response_waited = !in_conversation
-            && self.response.is_none_or(|(_, end)| {
-                waited(
-                    end,
-                    self.longest_server_pause_ms,
-                    self.client_moved,
-                    self.server_closed_ns,
-                )
-            });
-        if !response_waited {
-            self.ledger.move_to(Part::ServerPause, Part::ClientThink);
+        let reacted = self.client_reacted();
+        let client_moved_first = self
+            .response
+            .is_some_and(|(_, end)| self.client_moved.is_some_and(|moved| moved.at_ns < end));
+        if client_moved_first {
+            self.ledger.move_to(Part::ServerPause, Part::ServerIdle);
+        } else if !reacted {
+            let unframed = self
+                .unframed_server_pause_ms
+                .min(self.ledger.get(Part::ServerPause));
+            self.ledger
+                .move_ms(Part::ServerPause, Part::ServerIdle, unframed);
+        }
+        let awaited = match self.asks.unwrap_or_default() {
+            _ if self.awaits_no_answer => false,
+            Asks::Answer => true,
+            Asks::Nothing => false,
+            Asks::Unknown => reacted,
+        };
+        if !awaited {
+            self.ledger.move_to(Part::Server, Part::ServerIdle);
         }
     }
 
-    /// The client's and the server's pauses charged so far (ms).
-    fn paused_ms(&self) -> (f64, f64) {
-        (
-            self.ledger.get(Part::ClientPause),
-            self.ledger.get(Part::ServerPause),
-        )
+    /// The client moved on (its next request, or its close) within a
+    /// person's reaction time of the response's last byte reaching it.
+    fn client_reacted(&self) -> bool {
+        let (Some((_, end)), Some(moved)) = (self.response, self.client_moved) else {
+            return false;
+        };
+        moved.at_ns >= end && moved.at_ns - moved.path_ns - end <= REACTS_WITHIN_NS
     }
 
-    /// Notes the longest pause of each side: what one segment's charges
-    /// added to the pauses `before` it.
-    fn note_pauses(&mut self, (client_before, server_before): (f64, f64)) {
-        let (client, server) = self.paused_ms();
-        self.longest_client_pause_ms = self.longest_client_pause_ms.max(client - client_before);
-        self.longest_server_pause_ms = self.longest_server_pause_ms.max(server - server_before);
+    /// Notes what the request's messages ask for.
+    fn note_asks(&mut self, asks: Asks) {
+        self.asks = Some(self.asks.map_or(asks, |before| before.and(asks)));
+    }
+
+    /// The server's pauses charged so far (ms).
+    fn server_paused_ms(&self) -> f64 {
+        self.ledger.get(Part::ServerPause)
     }
 
     /// A FIN or reset is a side's move too.
@@ -265,7 +269,7 @@ impl Open {
         if let Some(next) = next_request {
             self.client_moved.get_or_insert(Move::of(next));
         }
-        self.unwaited_pauses_to_the_client(in_conversation);
+        self.settle(in_conversation);
         let next_request_ns = next_request.map(|next| next.timestamp_ns);
         let end_ns = self.response.map_or(self.request_end_ns, |(_, end)| end);
         Transaction {
@@ -343,9 +347,42 @@ struct ConnectionTurns {
     server_close_end: Option<u32>,
     /// A message's start showed the connection to be a conversation.
     conversational: bool,
+    framing: ConnectionFraming,
 }
 
 impl ConnectionTurns {
+    /// Charges the time up to `segment` to the open transaction, or to the
+    /// next one, and notes what the segment tells of who moved when.
+    fn charge(&mut self, segment: &SegmentView, opens: bool) {
+        let framing = self.framing.framing(segment.direction);
+        let server_paused_before = self.open.as_ref().map(Open::server_paused_ms);
+        let open_ledger = self.open.as_mut().map(|open| &mut open.ledger);
+        self.walk.segment(segment, opens, open_ledger, framing);
+        if let (Some(open), Some(before)) = (self.open.as_mut(), server_paused_before) {
+            if framing == Framing::Unknown {
+                open.unframed_server_pause_ms += open.server_paused_ms() - before;
+            }
+            open.note_close(segment);
+        }
+    }
+
+    /// Opens a transaction with `segment`, the first of its request (or of
+    /// a response no request asked for).
+    fn open_transaction(&mut self, segment: &SegmentView, payload: &[u8]) {
+        self.count += 1;
+        let mut open = Open::new(self.count, segment.timestamp_ns, self.walk.take_pending());
+        if segment.direction == Direction::ClientToServer {
+            open.request_name = name::of_request(payload);
+            open.forwarded_for = name::forwarded_for(payload);
+            open.failure = name::failure_in(payload, Role::Client, segment.frame);
+            open.awaits_no_answer = name::is_tls_alert(payload)
+                || self
+                    .server_close_end
+                    .is_some_and(|end| segment.acknowledges(end));
+        }
+        self.open = Some(open);
+    }
+
     /// Closes the open transaction, if any, before `next_request`.
     fn close_open(
         &mut self,
@@ -371,9 +408,10 @@ impl Builder {
         Self::default()
     }
 
-    /// Takes one segment. `payload` is its captured start (possibly empty),
-    /// read only for the first segment of a request or response to name it.
-    pub fn observe(&mut self, segment: &SegmentView, payload: &[u8]) {
+    /// Takes one segment. `payload` is its captured payload (possibly cut
+    /// short, or empty), read to name a request or response and to follow
+    /// its protocol's framing; `server_port` is its connection's server's.
+    pub fn observe(&mut self, segment: &SegmentView, payload: &[u8], server_port: u16) {
         if segment.flags.rst() && segment.direction == Direction::ServerToClient {
             self.server_reset(segment);
         }
@@ -387,37 +425,26 @@ impl Builder {
                 self.done.push(finished);
             }
         }
-        let paused_before = turns.open.as_ref().map(Open::paused_ms);
-        let open_ledger = turns.open.as_mut().map(|open| &mut open.ledger);
-        turns.walk.segment(segment, opens, open_ledger);
-        if let (Some(open), Some(before)) = (turns.open.as_mut(), paused_before) {
-            open.note_pauses(before);
-            open.note_close(segment);
-        }
+        turns.charge(segment, opens);
         if segment.len == 0 {
             return;
         }
         if opens {
-            turns.count += 1;
-            let mut open = Open::new(turns.count, segment.timestamp_ns, turns.walk.take_pending());
-            if segment.direction == Direction::ClientToServer {
-                open.request_name = name::of_request(payload);
-                open.forwarded_for = name::forwarded_for(payload);
-                open.failure = name::failure_in(payload, Role::Client, segment.frame);
-                open.awaits_no_answer = name::is_tls_alert(payload)
-                    || turns
-                        .server_close_end
-                        .is_some_and(|end| segment.acknowledges(end));
-            }
-            turns.open = Some(open);
+            turns.open_transaction(segment, payload);
         }
+        let asks = turns.framing.take(segment, payload, server_port);
         let open = turns.open.as_mut().expect("a transaction is open");
         let starts_a_message = opens || open.response.is_none();
         if starts_a_message && !turns.conversational && conversation::starts(payload) {
             turns.conversational = true;
         }
         match segment.direction {
-            Direction::ClientToServer => open.request_segment(segment),
+            Direction::ClientToServer => {
+                open.request_segment(segment);
+                if let Some(asks) = asks {
+                    open.note_asks(asks);
+                }
+            }
             Direction::ServerToClient => open.response_segment(segment, payload),
         }
     }

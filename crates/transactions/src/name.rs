@@ -17,22 +17,6 @@ const HTTP_METHODS: [&str; 9] = [
     "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE",
 ];
 
-/// Whether a payload could start an HTTP or TLS message (two upper-case
-/// letters, or a TLS record type with major version 3) or show a
-/// conversation (see [`crate::conversation`]). Cheap enough to ask of every
-/// segment, so only these payloads need to be kept.
-pub fn may_name(payload: &[u8]) -> bool {
-    let http_or_tls = match payload {
-        [first, second, ..] => {
-            (first.is_ascii_uppercase() && second.is_ascii_uppercase())
-                || ((record::CHANGE_CIPHER_SPEC..=record::APPLICATION_DATA).contains(first)
-                    && *second == 3)
-        }
-        _ => false,
-    };
-    http_or_tls || crate::conversation::starts(payload)
-}
-
 /// What the start of a request says, if it is HTTP or TLS.
 pub fn of_request(payload: &[u8]) -> Option<String> {
     http_request(payload).or_else(|| tls_records(payload).map(|records| format!("TLS {records}")))
@@ -390,25 +374,6 @@ mod tests {
         assert_eq!(of_request(b"POST /a b").as_deref(), Some("POST /a"));
         assert_eq!(of_request(b"GETX / HTTP/1.1"), None);
         assert_eq!(of_response(b"HTTP/1.0 4x4 Bad"), None);
-    }
-
-    #[test]
-    fn every_nameable_start_is_kept_and_most_binary_data_is_not() {
-        let hello = client_hello_with_sni("example.com");
-        for payload in [
-            &b"GET / HTTP/1.1\r\n"[..],
-            b"HTTP/1.1 200 OK\r\n",
-            b"OPTIONS * HTTP/1.1",
-            &hello,
-            &[23, 3, 3, 0, 16],
-        ] {
-            assert!(of_request(payload).or(of_response(payload)).is_some());
-            assert!(may_name(payload), "{payload:?}");
-        }
-        let binary: Vec<u8> = (0..=255u8).collect();
-        let kept = binary.windows(2).filter(|start| may_name(start)).count();
-        assert!(kept <= 26, "{kept} of 255 starts kept");
-        assert!(!may_name(b"G"));
     }
 
     #[test]

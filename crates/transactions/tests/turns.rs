@@ -12,7 +12,11 @@ fn transactions_of(trace: &Trace) -> Vec<Transaction> {
         let view = tracker
             .process(&segment)
             .expect("scripted frames are recorded once");
-        builder.observe(&view, segment.payload(frame.data));
+        let server_port = match view.direction {
+            tcp::Direction::ClientToServer => segment.dst.port,
+            tcp::Direction::ServerToClient => segment.src.port,
+        };
+        builder.observe(&view, segment.payload(frame.data), server_port);
     }
     builder.finish().0
 }
@@ -194,12 +198,12 @@ fn a_pause_in_an_answer_the_client_waited_for_is_the_servers() {
 }
 
 #[test]
-fn a_pause_no_one_waited_for_is_the_exchange_standing_idle() {
-    // The client moved on long after the last piece: it had the answer it
-    // waited for before the pause, and the rest came unasked.
+fn a_pause_no_one_was_shown_to_wait_through_is_the_servers_own_pace() {
+    // The client moved on long after the last piece, and nothing frames the
+    // answer: it may have had all it wanted before the pause.
     let first = &answer_in_two_pieces(5_000.0, false)[0];
     assert_eq!(first.ledger.get(Part::ServerPause), 0.0, "{first:?}");
-    assert_eq!(first.ledger.get(Part::ClientThink), 300.0, "{first:?}");
+    assert!(first.ledger.get(Part::ServerIdle) >= 300.0, "{first:?}");
     // The client closed during the pause: it was not waiting for the rest.
     let (mut trace, mut conn) = after_a_first_piece();
     conn.fin(&mut trace, Side::Client, 200.0);
@@ -207,7 +211,7 @@ fn a_pause_no_one_waited_for_is_the_exchange_standing_idle() {
     let closed_early = &transactions_of(&trace)[0];
     assert_eq!(closed_early.ledger.get(Part::ServerPause), 0.0);
     assert!(
-        closed_early.ledger.get(Part::ClientThink) > 180.0,
+        closed_early.ledger.get(Part::ServerIdle) > 180.0,
         "{closed_early:?}"
     );
     // The server gave up on an idle client: its last words, then its FIN
@@ -225,33 +229,80 @@ fn a_pause_no_one_waited_for_is_the_exchange_standing_idle() {
 }
 
 #[test]
-fn a_pause_before_a_peer_that_never_moves_stays_the_senders() {
-    // A last answer in two pieces, the connection left open: a client with
-    // nothing more to ask looks the same whether it waited or not.
+fn a_pause_before_a_client_that_never_moves_is_the_servers_own_pace() {
+    // A last answer in two pieces, the connection left open: nothing shows
+    // that the client waited for the second.
     let (trace, _) = after_two_pieces();
     let last = &transactions_of(&trace)[0];
-    assert_eq!(last.ledger.get(Part::ServerPause), 300.0, "{last:?}");
+    assert_eq!(last.ledger.get(Part::ServerPause), 0.0, "{last:?}");
+    assert!(last.ledger.get(Part::ServerIdle) >= 300.0, "{last:?}");
+}
+
+/// An HTTP exchange on port 80: a GET at 10 ms over a 2 ms path, answered
+/// at 13 ms by a head stating a body of `body_bytes` and `first_bytes` of
+/// it, then the rest 300 ms later; the client's next request comes 5 s on.
+fn http_answer_in_two_pieces(body_bytes: usize, first_bytes: usize) -> Transaction {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    conn.send_bytes(
+        &mut trace,
+        Side::Client,
+        10.0,
+        b"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+    );
+    let mut first = format!("HTTP/1.1 200 OK\r\nContent-Length: {body_bytes}\r\n\r\n").into_bytes();
+    first.extend(vec![b'x'; first_bytes]);
+    conn.send_bytes(&mut trace, Side::Server, 13.0, &first);
+    conn.ack(&mut trace, Side::Client, 13.1);
+    conn.send_bytes(&mut trace, Side::Server, 313.0, &[b'y'; 50]);
+    conn.ack(&mut trace, Side::Client, 313.1);
+    conn.send_bytes(
+        &mut trace,
+        Side::Client,
+        5_313.0,
+        b"GET /b HTTP/1.1\r\nHost: a\r\n\r\n",
+    );
+    transactions_of(&trace).remove(0)
 }
 
 #[test]
-fn a_pause_in_a_request_is_the_clients_application_only_when_the_server_waited_for_it() {
-    // The server answers `answer_ms` after the request's second piece.
-    let request_in_two_pieces = |answer_ms: f64| {
+fn a_pause_inside_an_http_body_is_a_wait_however_late_the_client_moves_on() {
+    let waited = http_answer_in_two_pieces(100, 50);
+    assert_eq!(waited.ledger.get(Part::ServerPause), 300.0, "{waited:?}");
+    assert_eq!(waited.ledger.get(Part::ServerIdle), 0.0, "{waited:?}");
+}
+
+#[test]
+fn a_pause_after_a_complete_http_answer_is_the_servers_own_pace() {
+    // The body was whole before the pause: what came after it was unasked.
+    let idle = http_answer_in_two_pieces(50, 50);
+    assert_eq!(idle.ledger.get(Part::ServerPause), 0.0, "{idle:?}");
+    assert_eq!(idle.ledger.get(Part::ServerIdle), 300.0, "{idle:?}");
+}
+
+#[test]
+fn a_pause_in_a_request_is_a_wait_only_inside_a_message_its_protocol_frames() {
+    // The request's second piece 300 ms after the first; the server
+    // answers at once.
+    let request_in_two_pieces = |first: &[u8], second: &[u8]| {
         let mut trace = Trace::ethernet();
         let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
         conn.handshake(&mut trace, 0.0, 2.0);
-        conn.send(&mut trace, Side::Client, 10.0, 100);
+        conn.send_bytes(&mut trace, Side::Client, 10.0, first);
         conn.ack(&mut trace, Side::Server, 10.1);
-        conn.send(&mut trace, Side::Client, 310.0, 100);
+        conn.send_bytes(&mut trace, Side::Client, 310.0, second);
         conn.ack(&mut trace, Side::Server, 310.1);
-        conn.send(&mut trace, Side::Server, 310.0 + answer_ms, 50);
+        conn.send(&mut trace, Side::Server, 313.0, 50);
         transactions_of(&trace)[0].ledger
     };
-    assert_eq!(request_in_two_pieces(3.0).get(Part::ClientPause), 300.0);
-    // An answer long after: the server was not waiting for the rest either.
-    let answered_late = request_in_two_pieces(5_000.0);
-    assert_eq!(answered_late.get(Part::ClientPause), 0.0);
-    assert_eq!(answered_late.get(Part::ClientThink), 300.0);
+    let post = b"POST / HTTP/1.1\r\nContent-Length: 8\r\n\r\nabcd";
+    let unfinished = request_in_two_pieces(post, b"efgh");
+    assert_eq!(unfinished.get(Part::ClientPause), 300.0, "{unfinished:?}");
+    // Bytes no protocol frames: the client's own pace.
+    let opaque = request_in_two_pieces(&[0; 100], &[0; 100]);
+    assert_eq!(opaque.get(Part::ClientPause), 0.0, "{opaque:?}");
+    assert_eq!(opaque.get(Part::ClientIdle), 300.0, "{opaque:?}");
 }
 
 #[test]

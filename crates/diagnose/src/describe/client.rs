@@ -78,9 +78,11 @@ pub(super) fn client_think(facts: &Facts) -> Finding {
             duration(facts.total.cost_ms / pauses as f64)
         ),
         format!(
-            "Each of these requests came well after the answer before it, with nothing \
-             outstanding: the client's application (or its user) took the time, so it is not \
-             counted as time lost to the network or the server.{}",
+            "The client sent these requests well after the answer before them, or paused \
+             between messages that no one was shown to wait for (a protocol whose lengths \
+             say the message was complete, or one whose lengths are not known): the \
+             client's application (or its user) took the time, so it is not counted as time \
+             lost to the network or the server.{}",
             facts.example_text()
         ),
         "Nothing to change in the network or the server. If the client should not pause, \

@@ -40,6 +40,7 @@ pub fn finding(
         Cause::AcceptQueue => setup::accept_queue(&facts),
         Cause::ClientDelay => client::client_delay(&facts, inputs),
         Cause::ClientThink => client::client_think(&facts),
+        Cause::ServerIdle => server::server_idle(&facts),
         Cause::ApplicationLimited => client::application_limited(&facts),
         Cause::SplitResponse => server::split_response(&facts),
         Cause::Chattiness => network::chattiness(&facts),

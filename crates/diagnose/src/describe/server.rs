@@ -101,3 +101,27 @@ pub(super) fn periodic_stalls(facts: &Facts, inputs: &Inputs) -> Finding {
     found.figures.insert("stalls", stalls as f64);
     found
 }
+
+pub(super) fn server_idle(facts: &Facts) -> Finding {
+    let pauses = facts.stretches.max(1);
+    with_text(
+        facts.kind,
+        format!(
+            "The server took {} at its own pace where no one was shown to wait ({}, {} each \
+             on average)",
+            duration(facts.total.cost_ms),
+            count(pauses, "pause"),
+            duration(facts.total.cost_ms / pauses as f64)
+        ),
+        format!(
+            "The server sent these messages after pauses that no one was shown to be waiting \
+             through: the client's message before them asked for no answer, its protocol \
+             says the server's message before the pause was complete, or, where the protocol \
+             does not say, the client did not move on at once once the server was done (a \
+             person reading or typing, pushed updates, a connection idle before it closed). \
+             It is not counted as time lost.{}",
+            facts.example_text()
+        ),
+        "Nothing to change unless someone was in fact waiting for these messages.",
+    )
+}

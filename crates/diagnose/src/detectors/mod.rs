@@ -96,7 +96,15 @@ pub fn limiter(c: &ConnectionSummary, ledger: Option<&ConnectionLedger>) -> [Opt
             (Limiter::SendBuffer, own_buffer),
             (
                 Limiter::Application,
-                ledger.get(Part::ClientPause) + ledger.get(Part::ServerPause),
+                [
+                    Part::ClientPause,
+                    Part::ServerPause,
+                    Part::ClientIdle,
+                    Part::ServerIdle,
+                ]
+                .map(|part| ledger.get(part))
+                .iter()
+                .sum(),
             ),
             (
                 Limiter::Loss,
