@@ -74,6 +74,9 @@ fn stop_requested() -> bool {
 
 /// Frames per batch between the threads: large enough to amortize the hand-off.
 const BATCH: usize = 2048;
+/// Payload bytes per batch at most: a batch of full-sized segments is sent
+/// sooner, so the batches in flight hold a few megabytes, not a hundred.
+const BATCH_PAYLOAD_BYTES: usize = 256 * 1024;
 /// Batches in flight; bounds the memory between the threads.
 const QUEUE_DEPTH: usize = 16;
 /// Bytes of each frame decoded: enough for link, tunnel, IP and TCP headers;
@@ -466,6 +469,10 @@ impl Batch {
         }
         let payload = start..self.payloads.len();
         self.decoded.push(Decoded { segment, payload });
+    }
+
+    fn is_full(&self) -> bool {
+        self.decoded.len() == BATCH || self.payloads.len() >= BATCH_PAYLOAD_BYTES
     }
 
     fn clear(&mut self) {
@@ -1001,7 +1008,7 @@ fn read<P: ReadProgress>(
         let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
         let batch = shared.as_deref_mut().unwrap_or(&mut own);
         batch.push(&frame, copies.as_mut(), keep_payloads);
-        if batch.decoded.len() == BATCH {
+        if batch.is_full() {
             let read_up_to = reader.bytes_read();
             progress.update(read_up_to);
             channels.tell_reached(read_up_to);

@@ -25,7 +25,23 @@ const METHODS: [&[u8]; 9] = [
 
 /// Whether a message starts with an HTTP/1 request line or status line.
 pub fn starts(first: &[u8]) -> bool {
-    first.starts_with(b"HTTP/1.") || METHODS.iter().any(|method| first.starts_with(method))
+    let line = &first[..line_end(first).unwrap_or(first.len())];
+    is_status_line(line) || is_request_line(line)
+}
+
+/// `HTTP/1.1 200 OK`, or as much of it as there is.
+fn is_status_line(line: &[u8]) -> bool {
+    let prefix = b"HTTP/1.";
+    line[..line.len().min(prefix.len())] == prefix[..line.len().min(prefix.len())]
+}
+
+/// `GET /path HTTP/1.1`: a method, a target, and the version, where the
+/// line is whole.
+fn is_request_line(line: &[u8]) -> bool {
+    METHODS.iter().any(|method| line.starts_with(method))
+        && line
+            .windows(b" HTTP/1.".len())
+            .any(|window| window == b" HTTP/1.")
 }
 
 /// What a request asks of its response's framing.
@@ -157,6 +173,9 @@ impl Http {
         if self.head.is_empty() && bytes.starts_with(b"\r\n") {
             return Ok(2);
         }
+        if self.head.is_empty() && !self.opens_a_head(bytes) {
+            return Err(Step::Lost);
+        }
         let before = self.head.len();
         let search_from = before.saturating_sub(3);
         self.head.extend_from_slice(bytes);
@@ -177,6 +196,19 @@ impl Http {
             self.end_message();
         }
         Ok(end - before)
+    }
+
+    /// Whether `bytes`, where a head is due, begin one: a request's method
+    /// from the client, the protocol's name from the server.
+    fn opens_a_head(&self, bytes: &[u8]) -> bool {
+        if self.client {
+            METHODS.iter().any(|method| {
+                let shared = bytes.len().min(method.len());
+                bytes[..shared] == method[..shared]
+            })
+        } else {
+            is_status_line(bytes)
+        }
     }
 
     /// How the body after `head` is framed.
@@ -304,6 +336,12 @@ mod tests {
             Step::Framed(Framing::Unfinished)
         );
         assert_eq!(server.take(b"\nok", 3), Step::Framed(Framing::Complete));
+    }
+
+    #[test]
+    fn an_answer_that_does_not_open_as_http_loses_the_framing_at_once() {
+        let mut server = Http::new(false);
+        assert_eq!(server.take(b"xxxxxxxx", 8), Step::Lost);
     }
 
     #[test]

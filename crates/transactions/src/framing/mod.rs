@@ -211,6 +211,7 @@ impl Stream {
             Step::Framed(framing) => self.framing = framing,
             Step::Lost | Step::HandedOver => {
                 self.lost = true;
+                self.reader = None;
                 self.framing = Framing::Unknown;
                 self.asks = None;
             }
@@ -469,5 +470,7 @@ mod tests {
         );
         assert_eq!(Protocol::of(53, &[0, 30]), Some(Protocol::Dns));
         assert_eq!(Protocol::of(9000, b"hello\n"), None);
+        // A line that starts like a request but is not HTTP's.
+        assert_eq!(Protocol::of(8080, b"GET 4000\n"), None);
     }
 }
