@@ -6,7 +6,7 @@
 use decode::Flags;
 
 use crate::direction::SideRtts;
-use crate::event::{Direction, EventSet};
+use crate::event::{Direction, EventKind, EventSet};
 use crate::release::{Release, Wait};
 use crate::seq;
 
@@ -55,6 +55,12 @@ impl SegmentView {
     /// Just past its payload.
     pub fn end(&self) -> seq::SeqNumber {
         self.start().advanced(self.len)
+    }
+
+    /// A keep-alive or a zero-window probe: its byte, if any, is the
+    /// stack's, not a message's.
+    pub fn is_probe(&self) -> bool {
+        self.events.has(EventKind::KeepAlive) || self.events.has(EventKind::ZeroWindowProbe)
     }
 
     /// It carried data sent before.

@@ -412,6 +412,13 @@ impl Builder {
     /// short, or empty), read to name a request or response and to follow
     /// its protocol's framing; `server_port` is its connection's server's.
     pub fn observe(&mut self, segment: &SegmentView, payload: &[u8], server_port: u16) {
+        let bare;
+        let (segment, payload) = if segment.is_probe() {
+            bare = SegmentView { len: 0, ..*segment };
+            (&bare, &[][..])
+        } else {
+            (segment, payload)
+        };
         if segment.flags.rst() && segment.direction == Direction::ServerToClient {
             self.server_reset(segment);
         }

@@ -333,3 +333,22 @@ fn only_an_ack_after_the_servers_syn_ack_completes_the_handshake() {
         "{answered:?}"
     );
 }
+
+#[test]
+fn keep_alive_probes_carry_no_request_nor_answer() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:445");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    let request = conn.send(&mut trace, Side::Client, 10.0, 100);
+    let answer = conn.send(&mut trace, Side::Server, 12.0, 50);
+    conn.ack(&mut trace, Side::Client, 13.0);
+    // Each side's probe repeats the last byte it sent, one byte below what
+    // the peer acknowledged.
+    conn.send_at(&mut trace, Side::Client, 30_013.0, request + 99, 1);
+    conn.send_at(&mut trace, Side::Server, 60_013.0, answer + 49, 1);
+    let transactions = transactions_of(&trace);
+    assert_eq!(transactions.len(), 1, "{transactions:#?}");
+    assert_eq!(transactions[0].request_bytes, 100);
+    assert_eq!(transactions[0].response_bytes, 50);
+    assert_eq!(transactions[0].server_think_ms, Some(2.0));
+}
