@@ -9,7 +9,9 @@ pub enum Cause {
     SetupFailure,
     AcceptQueue,
     /// The client waited after connecting before its first request: the
-    /// connection was open before the request was ready.
+    /// connection was open before the request was ready, and nothing shows
+    /// that anyone waited for it (a browser opens connections ahead of
+    /// need): the client's own pace.
     ClientDelay,
     /// The client's think time between turns, and its pauses where no one
     /// was shown to wait: its own pace, not time lost.
@@ -118,6 +120,7 @@ impl Cause {
                 | Cause::ServerThink
                 | Cause::ClientThink
                 | Cause::ServerIdle
+                | Cause::ClientDelay
         )
     }
 
@@ -127,17 +130,70 @@ impl Cause {
         self.is_waste() || self == Cause::BottleneckLink
     }
 
-    /// Time that is how traffic normally moves, or the client's own pace:
+    /// Time that is how traffic normally moves, or a side's own pace:
     /// never louder than info, and not time anyone lost.
     pub fn is_benign(self) -> bool {
         matches!(
             self,
-            Cause::Transfer | Cause::ClientThink | Cause::ServerIdle
+            Cause::Transfer | Cause::ClientThink | Cause::ServerIdle | Cause::ClientDelay
         )
+    }
+
+    /// How its waits add up along a chain of requests that a client made
+    /// one right after another, where whoever waited for the first waited
+    /// for the next.
+    pub fn chain(self) -> Chain {
+        match self {
+            Cause::PathLatency => Chain::Never,
+            Cause::Chattiness => Chain::Always,
+            _ if self.is_waste() => Chain::Always,
+            _ => Chain::NoticedSteps,
+        }
+    }
+
+    /// What the packets themselves show (a segment sent again, a window
+    /// advertised shut or full, a SYN unanswered), rather than what is read
+    /// from timing alone (a segment held until an ACK, a writer's pauses),
+    /// which once may be a coincidence.
+    pub fn is_seen_in_packets(self) -> bool {
+        matches!(
+            self,
+            Cause::SetupFailure
+                | Cause::AcceptQueue
+                | Cause::ReceiveWindow
+                | Cause::ZeroWindow
+                | Cause::PacketLoss
+                | Cause::PeriodicLoss
+                | Cause::TailLoss
+                | Cause::DeadPeer
+                | Cause::MtuBlackHole
+        )
+    }
+
+    /// Something that went wrong in the packets (a loss, a shut window, a
+    /// connection that did not open or was given up): listed however little
+    /// it cost, with its rate.
+    pub fn is_incident(self) -> bool {
+        self.is_seen_in_packets() && self != Cause::ReceiveWindow
     }
 
     /// Counted in the time at stake: all but each side's own pace.
     pub fn is_at_stake(self) -> bool {
-        !matches!(self, Cause::ClientThink | Cause::ServerIdle)
+        !matches!(
+            self,
+            Cause::ClientThink | Cause::ServerIdle | Cause::ClientDelay
+        )
     }
+}
+
+/// How a cause's waits add up along a chain of requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chain {
+    /// Felt per request: distance (its sum along a chain is chattiness).
+    Never,
+    /// Every wait adds up: waste, and chattiness's round trips.
+    Always,
+    /// Only the steps a person notices add up: the time every exchange
+    /// spends (a thousand fast answers in a row are work done, not a wait).
+    NoticedSteps,
 }

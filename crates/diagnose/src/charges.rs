@@ -18,16 +18,18 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use tcp::{ConnectionSummary, DirectionSummary, RttStats};
 use transactions::{Ledger, Part, Transaction};
 
-use crate::cause::Cause;
+use crate::actions::{self, ActionId};
+use crate::cause::{Cause, Chain};
 use crate::detectors::{PoolQueueing, Saturation};
-use crate::rules::{BULK_BYTES, QUEUE_CORRELATION, QUEUE_RTT_RATIO};
+use crate::rules::{PerAction, BULK_BYTES, NOTICED_MS, QUEUE_CORRELATION, QUEUE_RTT_RATIO};
 
 /// What one cause cost, and where.
 #[derive(Debug, Default)]
 pub struct CauseTotal {
     pub cost_ms: f64,
-    /// What it cost each transaction it touched, in the order they were charged.
-    per_transaction: Vec<f64>,
+    /// What it cost each transaction it touched, in the order they were
+    /// charged, with the action each belongs to.
+    per_transaction: Vec<(ActionId, f64)>,
     /// The transaction charged last, by (connection, index).
     last_charged: Option<(u64, u32)>,
     /// The whole ledger time of the transactions it touched.
@@ -41,7 +43,7 @@ pub struct CauseTotal {
 impl CauseTotal {
     /// Charges `ms` of `transaction` to the cause. A transaction's charges
     /// all come before the next transaction's (see [`charge`]).
-    fn add(&mut self, transaction: &Transaction, ms: f64) {
+    fn add(&mut self, transaction: &Transaction, action: ActionId, ms: f64) {
         self.cost_ms += ms;
         let key = (transaction.connection, transaction.index);
         if self.last_charged != Some(key) {
@@ -51,9 +53,9 @@ impl CauseTotal {
                 .response_end_ns
                 .unwrap_or(transaction.request_end_ns);
             self.spans.push((transaction.request_start_ns, end));
-            self.per_transaction.push(0.0);
+            self.per_transaction.push((action, 0.0));
         }
-        if let Some(cost) = self.per_transaction.last_mut() {
+        if let Some((_, cost)) = self.per_transaction.last_mut() {
             *cost += ms;
         }
         *self
@@ -64,6 +66,40 @@ impl CauseTotal {
 
     pub fn transactions(&self) -> u64 {
         self.per_transaction.len() as u64
+    }
+
+    /// What it cost the actions a person waited on: per request and its
+    /// answer, or per chain of requests as `chain` says (see
+    /// [`crate::actions`]).
+    pub fn felt(&self, chain: Chain) -> PerAction {
+        let costs: Vec<f64> = match chain {
+            Chain::Never => self.costs().collect(),
+            Chain::Always => self.per_chain(|_| true),
+            Chain::NoticedSteps => self.per_chain(|ms| ms >= NOTICED_MS),
+        };
+        PerAction {
+            worst_ms: costs.iter().copied().fold(0.0, f64::max),
+            actions: costs.len() as u64,
+            transactions: self.transactions(),
+            typical_ms: crate::median(costs),
+        }
+    }
+
+    /// What it cost each chain it touched, counting the transactions whose
+    /// cost `counts`.
+    fn per_chain(&self, counts: impl Fn(f64) -> bool) -> Vec<f64> {
+        let mut chains: FxHashMap<ActionId, f64> = FxHashMap::default();
+        for &(action, ms) in &self.per_transaction {
+            let chain = chains.entry(action).or_default();
+            if counts(ms) {
+                *chain += ms;
+            }
+        }
+        chains.into_values().collect()
+    }
+
+    fn costs(&self) -> impl Iterator<Item = f64> + '_ {
+        self.per_transaction.iter().map(|&(_, ms)| ms)
     }
 
     /// The connection it cost most on.
@@ -92,11 +128,11 @@ impl CauseTotal {
 
     /// The most it cost any one transaction.
     pub fn most_per_transaction_ms(&self) -> f64 {
-        self.per_transaction.iter().copied().fold(0.0, f64::max)
+        self.costs().fold(0.0, f64::max)
     }
 
     pub fn median_per_transaction_ms(&self) -> f64 {
-        crate::median(self.per_transaction.clone())
+        crate::median(self.costs().collect())
     }
 }
 
@@ -151,14 +187,15 @@ pub fn charge(
     context: &Context,
 ) -> BTreeMap<Cause, CauseTotal> {
     let by_id: FxHashMap<u64, &ConnectionSummary> = connections.iter().map(|c| (c.id, c)).collect();
+    let actions = actions::of(connections, transactions);
     let mut totals: BTreeMap<Cause, CauseTotal> = BTreeMap::new();
-    for t in transactions {
+    for (t, &action) in transactions.iter().zip(&actions) {
         let connection = by_id.get(&t.connection).copied();
         for (part, ms) in t.ledger.parts() {
             let shares = assign(part, ms, t, connection, context);
             for (cause, ms) in shares.into_iter().flatten() {
                 if ms > 0.0 {
-                    totals.entry(cause).or_default().add(t, ms);
+                    totals.entry(cause).or_default().add(t, action, ms);
                 }
             }
         }

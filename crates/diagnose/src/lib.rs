@@ -15,6 +15,7 @@
 //! for time, others for failures and structure); findings are ranked by
 //! severity, faults first among loud ones, then by time.
 
+mod actions;
 mod cause;
 mod charges;
 mod describe;
@@ -111,24 +112,29 @@ pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
         } else {
             total.cost_ms / (total_ms + total.cost_ms)
         };
-        let share_of_touched = total.cost_ms / total.touched_ms.max(f64::MIN_POSITIVE);
+        let felt = total.felt(cause.chain());
         let severity = if cause.is_benign() {
             Severity::Info
         } else {
-            rules::severity(
-                total.wall_clock_ms(),
-                total.per_transaction_ms(),
-                share,
-                share_of_touched,
-                cause.is_waste(),
-            )
+            rules::severity(felt, share, cause.is_seen_in_packets(), cause.is_waste())
         };
-        if share < rules::MATTERS_SHARE && severity == Severity::Info {
+        // An incident is listed however little it cost, with its rate.
+        if share < rules::MATTERS_SHARE && severity == Severity::Info && !cause.is_incident() {
             continue;
         }
         if let Some(mut found) = describe::finding(cause, total, inputs, &context, &totals) {
             found.share = share.min(1.0);
             found.severity = severity;
+            found
+                .figures
+                .insert("per_action_ms", describe::round(felt.typical_ms));
+            found
+                .figures
+                .insert("worst_action_ms", describe::round(felt.worst_ms));
+            found.figures.insert("actions", felt.actions as f64);
+            found
+                .figures
+                .insert("wall_clock_ms", describe::round(total.wall_clock_ms()));
             if cause.is_fault() {
                 fault_kinds.insert(found.kind);
             }

@@ -14,58 +14,55 @@ use crate::Severity;
 pub const NOTICED_MS: f64 = 100.0;
 /// A delay that breaks a person's flow on one interaction (Nielsen's 1 s).
 pub const FLOW_BROKEN_MS: f64 = 1_000.0;
-/// Time lost in all that makes a capture's work noticeably slower, whatever
-/// the time per interaction.
-pub const NOTICED_IN_ALL_MS: f64 = 1_000.0;
-/// Time lost in all that is severe on its own.
-pub const SEVERE_IN_ALL_MS: f64 = 10_000.0;
 /// Below this share of the time at stake a cause does not matter against the rest.
 pub const MATTERS_SHARE: f64 = 0.05;
 /// From this share of the time at stake a cause is a main one.
 pub const MAIN_SHARE: f64 = 0.2;
-/// A cause that takes at least this share of the transactions it touches
-/// makes them at least twice as slow.
-pub const DOUBLES_SHARE: f64 = 0.5;
+/// What a cause cost the actions a person waited on (see `crate::actions`:
+/// a request and its answer, or a chain of requests a client made one right
+/// after another).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PerAction {
+    /// The median over the actions it touched.
+    pub typical_ms: f64,
+    /// The most it cost one action.
+    pub worst_ms: f64,
+    /// How many actions it touched.
+    pub actions: u64,
+    /// How many requests and answers it touched.
+    pub transactions: u64,
+}
 
-/// How loud a finding is, from the time it costs (`cost_ms` in all, as a
-/// person waited it: transactions that ran at once count their common time
-/// once; `per_transaction_ms` on each transaction it touches), its `share` of the
-/// time at stake, its share of the time of the transactions it touches, and
-/// whether its time is `waste` (time that exists only because something is
-/// wrong: TCP's waits, loss, stalls, pauses) rather than time every exchange
-/// spends (round trips, transfer, the server's work, the client's):
+/// How loud a finding is, from what it cost each action a person waited on
+/// (`felt`), its `share` of the time at stake, whether the packets
+/// themselves show it (`seen`: a resend, a shut window; timing alone may
+/// coincide once) and whether its time is `waste` (time that exists only
+/// because something is wrong: TCP's waits, loss, stalls, pauses) rather
+/// than time every exchange spends (round trips, transfer, the server's
+/// work). Time is never summed over actions that nobody waited on in
+/// sequence.
 ///
 /// - **info** when it takes under 5% of the time at stake, or when no one
-///   would notice it: waste under 0.1 s per transaction and under 1 s in all
-///   (unless it makes the transactions it touches at least twice as slow
-///   while costing 0.1 s); time every exchange spends, under 1 s per
-///   transaction and in all (distance and work are worth a word only once
-///   they break a person's flow);
+///   would notice it: no action waited a second for it (a person's flow
+///   broken), and it did not typically cost a noticeable delay (0.1 s of
+///   waste, a second of time every exchange spends) that the packets show
+///   or that recurred on as many requests as a pattern needs;
 /// - **critical** when it is a main cause (20% or more of the time at
-///   stake) and severe: 1 s or more per transaction, or 10 s in all (waste
-///   also when 0.1 s per transaction adds up to a second);
+///   stake) and typically breaks a person's flow: a second or more per action;
 /// - **warning** otherwise.
 ///
-/// So a single fast page load, or anything in a capture shorter than 0.1 s,
-/// is never critical, and the round trips and server time of healthy
-/// traffic stay quiet however much of it they take.
-pub fn severity(
-    cost_ms: f64,
-    per_transaction_ms: f64,
-    share: f64,
-    share_of_touched: f64,
-    waste: bool,
-) -> Severity {
-    let doubles = waste && share_of_touched >= DOUBLES_SHARE && cost_ms >= NOTICED_MS;
-    let per_transaction_noticed = if waste { NOTICED_MS } else { FLOW_BROKEN_MS };
-    let noticed =
-        per_transaction_ms >= per_transaction_noticed || cost_ms >= NOTICED_IN_ALL_MS || doubles;
-    if share < MATTERS_SHARE || !noticed {
+/// So a keystroke's echo across a long path, a page's round trips, or one
+/// segment held a tenth of a second that timing alone suggests is never
+/// loud, and one answer a person waited seconds for always is.
+pub fn severity(felt: PerAction, share: f64, seen: bool, waste: bool) -> Severity {
+    let noticed_ms = if waste { NOTICED_MS } else { FLOW_BROKEN_MS };
+    let flow_broken_once = felt.worst_ms >= FLOW_BROKEN_MS;
+    let recurs = felt.transactions >= PATTERN_REPEATS as u64;
+    let noticed_typically = felt.typical_ms >= noticed_ms && (recurs || seen);
+    if share < MATTERS_SHARE || !(flow_broken_once || noticed_typically) {
         return Severity::Info;
     }
-    let adds_up = waste && per_transaction_ms >= NOTICED_MS && cost_ms >= NOTICED_IN_ALL_MS;
-    let severe = per_transaction_ms >= FLOW_BROKEN_MS || cost_ms >= SEVERE_IN_ALL_MS || adds_up;
-    if share >= MAIN_SHARE && severe {
+    if share >= MAIN_SHARE && felt.typical_ms >= FLOW_BROKEN_MS {
         Severity::Critical
     } else {
         Severity::Warning
@@ -85,6 +82,19 @@ pub fn failure_severity(failed_share: f64) -> Severity {
         Severity::Critical
     } else {
         Severity::Warning
+    }
+}
+
+/// How loud connections that never opened are as failures, whatever they
+/// cost in time: a warning once more attempts failed than opened (the
+/// client could not do what it set out to: no web access, a service down);
+/// info when a client fell back to another address or port, or a stray
+/// attempt among many that opened was refused.
+pub fn setup_failure_severity(never_opened: usize, connections: usize) -> Severity {
+    if never_opened > 0 && 2 * never_opened > connections {
+        Severity::Warning
+    } else {
+        Severity::Info
     }
 }
 
@@ -219,35 +229,69 @@ pub const EVIDENCE_FRAMES: usize = 20;
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_single_fast_answer_is_never_loud() {
-        assert_eq!(severity(40.0, 40.0, 0.9, 0.9, false), Severity::Info);
-        assert_eq!(severity(40.0, 40.0, 0.9, 0.9, true), Severity::Info);
+    fn felt(typical_ms: f64, worst_ms: f64, actions: u64) -> PerAction {
+        PerAction {
+            typical_ms,
+            worst_ms,
+            actions,
+            transactions: actions,
+        }
     }
 
     #[test]
-    fn two_hundred_ms_per_call_over_many_calls_is_critical() {
-        assert_eq!(
-            severity(20_000.0, 200.0, 0.95, 0.95, true),
-            Severity::Critical
-        );
+    fn a_single_fast_answer_is_never_loud() {
+        let once = felt(40.0, 40.0, 1);
+        assert_eq!(severity(once, 0.9, true, false), Severity::Info);
+        assert_eq!(severity(once, 0.9, true, true), Severity::Info);
+    }
+
+    #[test]
+    fn two_hundred_ms_per_call_is_a_warning_and_a_chain_of_calls_past_a_second_critical() {
+        let calls = felt(200.0, 210.0, 50);
+        assert_eq!(severity(calls, 0.95, true, true), Severity::Warning);
+        let chains = felt(2_000.0, 2_100.0, 5);
+        assert_eq!(severity(chains, 0.95, true, true), Severity::Critical);
     }
 
     #[test]
     fn a_small_share_is_info_however_long() {
-        assert_eq!(severity(5_000.0, 500.0, 0.04, 0.9, true), Severity::Info);
+        let long = felt(5_000.0, 5_000.0, 10);
+        assert_eq!(severity(long, 0.04, true, true), Severity::Info);
     }
 
     #[test]
-    fn waste_that_doubles_short_transactions_is_noticed_and_round_trips_are_not() {
-        assert_eq!(severity(900.0, 45.0, 0.9, 0.95, true), Severity::Warning);
-        assert_eq!(severity(900.0, 45.0, 0.9, 0.95, false), Severity::Info);
+    fn a_noticeable_delay_is_loud_where_the_packets_show_it_or_once_it_recurs() {
+        let once = felt(150.0, 150.0, 1);
+        assert_eq!(severity(once, 0.5, true, true), Severity::Warning);
+        // A hold that timing alone shows may have coincided once.
+        assert_eq!(severity(once, 0.5, false, true), Severity::Info);
+        let thrice = felt(150.0, 150.0, 3);
+        assert_eq!(severity(thrice, 0.5, false, true), Severity::Warning);
+    }
+
+    #[test]
+    fn round_trips_summed_over_many_requests_stay_quiet() {
+        let echoes = felt(30.0, 45.0, 97);
+        assert_eq!(severity(echoes, 0.9, true, false), Severity::Info);
+    }
+
+    #[test]
+    fn one_answer_a_person_waited_seconds_for_is_loud_among_fast_ones() {
+        let one_slow = felt(5.0, 5_390.0, 6);
+        assert_eq!(severity(one_slow, 0.9, true, false), Severity::Warning);
     }
 
     #[test]
     fn a_fifth_of_requests_failing_is_critical_and_fewer_a_warning() {
         assert_eq!(failure_severity(0.2), Severity::Critical);
         assert_eq!(failure_severity(1.0 / 17.0), Severity::Warning);
+    }
+
+    #[test]
+    fn connections_that_never_opened_are_a_failure_once_a_main_share() {
+        assert_eq!(setup_failure_severity(1, 1), Severity::Warning);
+        assert_eq!(setup_failure_severity(1, 2), Severity::Info);
+        assert_eq!(setup_failure_severity(1, 40), Severity::Info);
     }
 
     #[test]
@@ -259,7 +303,10 @@ mod tests {
 
     #[test]
     fn one_exchange_over_a_long_path_is_quiet_until_it_breaks_the_flow() {
-        assert_eq!(severity(344.0, 344.0, 1.0, 1.0, false), Severity::Info);
-        assert_eq!(severity(1_200.0, 120.0, 0.9, 0.9, false), Severity::Warning);
+        let long_path = felt(344.0, 344.0, 1);
+        assert_eq!(severity(long_path, 1.0, true, false), Severity::Info);
+        let broken = felt(1_200.0, 1_200.0, 1);
+        assert_eq!(severity(broken, 0.1, true, false), Severity::Warning);
+        assert_eq!(severity(broken, 0.9, true, false), Severity::Critical);
     }
 }

@@ -221,7 +221,7 @@ fn with_text(kind: FindingKind, title: String, explanation: String, fix: &str) -
 }
 
 /// A figure to the thousandth.
-fn round(value: f64) -> f64 {
+pub(crate) fn round(value: f64) -> f64 {
     (value * 1e3).round() / 1e3
 }
 

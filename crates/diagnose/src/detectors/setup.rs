@@ -141,7 +141,22 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         .map(|c| c.id)
         .or(troubled.first().map(|(c, _)| c.id));
     let per_connection = cost / troubled.len() as f64;
-    found.severity = rules::severity(cost, per_connection, cost / total_ms, 1.0, true);
+    let attempts = troubled.len() as u64;
+    let felt = rules::PerAction {
+        typical_ms: per_connection,
+        worst_ms: per_connection,
+        actions: attempts,
+        transactions: attempts,
+    };
+    let never_opened = troubled
+        .iter()
+        .filter(|(c, _)| c.state.failed_setup())
+        .count();
+    found.severity = rules::severity(felt, cost / total_ms, true, true).max(
+        rules::setup_failure_severity(never_opened, inputs.connections.len()),
+    );
+    found.figures.insert("per_action_ms", per_connection);
+    found.figures.insert("actions", attempts as f64);
     found.share = (cost / total_ms).min(1.0);
     found.frames = inputs.evidence.frames(&[EventKind::SynRetransmission]);
     found.wireshark_filter = if !retried.is_empty() {

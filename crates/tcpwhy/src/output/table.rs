@@ -289,10 +289,23 @@ fn cost_line(f: &diagnose::Finding) -> String {
         format!("no time of its own; {touched}")
     } else {
         format!(
-            "cost {} ({}% of the time at stake), {touched}",
+            "cost {} ({}% of the time at stake){}, {touched}",
             duration_ms(f.cost_ms),
-            fixed(100.0 * f.share, 0)
+            fixed(100.0 * f.share, 0),
+            per_action(f)
         )
+    }
+}
+
+/// `; 212 ms per action over 40 actions`: what a person waited each time.
+fn per_action(f: &diagnose::Finding) -> String {
+    match (f.figures.get("per_action_ms"), f.figures.get("actions")) {
+        (Some(&ms), Some(&actions)) if actions >= 1.0 => format!(
+            "; {} per action over {}",
+            duration_ms(ms),
+            plural(actions as u64, "action")
+        ),
+        _ => String::new(),
     }
 }
 
