@@ -74,14 +74,18 @@ pub fn severity(felt: PerAction, share: f64, seen: bool, waste: bool) -> Severit
 /// fifth of the time at stake makes a cause a main one ([`MAIN_SHARE`]).
 pub const FAILED_CRITICAL_SHARE: f64 = 0.2;
 
-/// How loud application failures are, from the `failed_share` of requests
-/// that failed: they cost no time, but any failure is worth a warning, and
-/// critical from [`FAILED_CRITICAL_SHARE`].
-pub fn failure_severity(failed_share: f64) -> Severity {
-    if failed_share >= FAILED_CRITICAL_SHARE {
+/// How loud application failures are, from the `needed_share` of requests
+/// that failed while something depended on them (not a site's icon, not a
+/// client's question about what the server offers): they cost no time, but
+/// any such failure is worth a warning, and critical from
+/// [`FAILED_CRITICAL_SHARE`]; failures nothing depended on are info.
+pub fn failure_severity(needed_share: f64) -> Severity {
+    if needed_share >= FAILED_CRITICAL_SHARE {
         Severity::Critical
-    } else {
+    } else if needed_share > 0.0 {
         Severity::Warning
+    } else {
+        Severity::Info
     }
 }
 
@@ -285,6 +289,7 @@ mod tests {
     fn a_fifth_of_requests_failing_is_critical_and_fewer_a_warning() {
         assert_eq!(failure_severity(0.2), Severity::Critical);
         assert_eq!(failure_severity(1.0 / 17.0), Severity::Warning);
+        assert_eq!(failure_severity(0.0), Severity::Info);
     }
 
     #[test]

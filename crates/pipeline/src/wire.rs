@@ -313,7 +313,13 @@ wire_enum!(Direction {
 wire_enum!(FailureKind {
     HttpStatus,
     TlsAlert,
-    ServerReset
+    ServerReset,
+    ReplyCode,
+    Pop3Error,
+    ImapRefusal,
+    PostgresError,
+    MysqlError,
+    LdapResult
 });
 wire_enum!(EventKind {
     Retransmission,
@@ -507,6 +513,7 @@ wire_struct!(AppFailure {
     by,
     code,
     frame,
+    incidental,
 });
 wire_struct!(ConnectionLedger {
     connection,

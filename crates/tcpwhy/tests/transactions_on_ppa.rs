@@ -158,6 +158,9 @@ fn a_tls_handshake_is_named_with_its_server_name_then_application_data() {
         panic!("one ClientHello expected: {hellos:?}")
     };
     let names = &names_by_connection(&file)[&hello[0].parse().unwrap()];
+    // The client asked for TLS in the clear first (frame 21: `1 STARTTLS`).
+    let (starttls, names) = names.split_first().unwrap();
+    assert_eq!(starttls, "IMAP STARTTLS");
     assert!(
         names[0].starts_with(&format!("TLS ClientHello {} → ServerHello", hello[1])),
         "{names:?}"

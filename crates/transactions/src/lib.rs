@@ -19,6 +19,7 @@ pub mod framing;
 pub mod latency;
 pub mod ledger;
 pub mod name;
+mod replies;
 mod signature;
 mod stats;
 
@@ -114,7 +115,7 @@ struct Open {
     failure: Option<AppFailure>,
     /// The request awaits no answer: the client sent it knowing the server
     /// had closed its side (its first segment acknowledged the server's
-    /// FIN), or it is a TLS alert, which no one answers.
+    /// FIN), or it is a TLS alert or an LDAP unbind, which no one answers.
     awaits_no_answer: bool,
     /// What the messages of the request ask for, as their protocol says;
     /// None until one is complete.
@@ -123,6 +124,13 @@ struct Open {
     /// say whether the response was unfinished (ms): the client's reaction
     /// to its end tells whether it waited through them.
     unframed_server_pause_ms: f64,
+    /// The request was one nothing depended on (see [`name::is_incidental`]).
+    incidental: bool,
+    /// Where the request's data ended, in the client's sequence space.
+    request_end_seq: Option<u32>,
+    /// The response's first segment that brought the client data was read:
+    /// a needless resend of the previous response's tail comes before it.
+    response_read: bool,
     /// When each side first moved after the other's message began (data,
     /// FIN or reset), with the round trip from the capture point to it;
     /// and when each first closed (FIN or reset).
@@ -169,6 +177,9 @@ impl Open {
             awaits_no_answer: false,
             asks: None,
             unframed_server_pause_ms: 0.0,
+            incidental: false,
+            request_end_seq: None,
+            response_read: false,
             server_moved: None,
             client_moved: None,
             server_closed_ns: None,
@@ -299,7 +310,10 @@ impl Open {
             retransmissions: self.retransmissions,
             latency: Latency::of(&self.ledger),
             ledger: self.ledger,
-            failure: self.failure,
+            failure: self.failure.map(|failure| AppFailure {
+                incidental: self.incidental,
+                ..failure
+            }),
         }
     }
 
@@ -309,6 +323,13 @@ impl Open {
         self.retransmissions += u64::from(segment.resent());
         if delivers(segment) {
             self.request_end_ns = self.request_end_ns.max(segment.timestamp_ns);
+            let end = segment.seq.wrapping_add(segment.len);
+            if self
+                .request_end_seq
+                .is_none_or(|known| sequence_after(end, known))
+            {
+                self.request_end_seq = Some(end);
+            }
         }
     }
 
@@ -316,7 +337,8 @@ impl Open {
         self.response_packets += 1;
         self.response_bytes += u64::from(segment.len);
         self.retransmissions += u64::from(segment.resent());
-        if self.response.is_none() {
+        if !self.response_read && delivers(segment) {
+            self.response_read = true;
             self.response_name = name::of_response(payload);
             self.failure = self
                 .failure
@@ -330,6 +352,11 @@ impl Open {
             *end = (*end).max(now);
         }
     }
+}
+
+/// Whether sequence number `a` comes after `b`, in TCP's wrapping space.
+fn sequence_after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
 }
 
 /// The segment brought the receiver data it lacked: new data, or data sent
@@ -375,7 +402,9 @@ impl ConnectionTurns {
             open.request_name = name::of_request(payload);
             open.forwarded_for = name::forwarded_for(payload);
             open.failure = name::failure_in(payload, Role::Client, segment.frame);
+            open.incidental = name::is_incidental(payload);
             open.awaits_no_answer = name::is_tls_alert(payload)
+                || replies::awaits_no_answer(payload)
                 || self
                     .server_close_end
                     .is_some_and(|end| segment.acknowledges(end));
@@ -459,15 +488,23 @@ impl Builder {
     /// A server's reset right after a request, instead of its answer, fails
     /// that request. (A reset after a long silence is a connection given up
     /// on, which the setup and loss findings tell.) A request awaiting no
-    /// answer (a TLS alert, or data sent after acknowledging the server's
-    /// FIN) asked for nothing: the reset is a closed socket's answer to it.
+    /// answer (a TLS alert, an LDAP unbind, or data sent after acknowledging
+    /// the server's FIN) asked for nothing: the reset is a closed socket's
+    /// answer to it. Nor does a reset fail a request the client had said
+    /// goodbye after (its FIN came first), or one the server had not received
+    /// whole (the reset does not acknowledge its end): a stream cut off, as
+    /// a test tool's server does with data still coming, refused no question.
     fn server_reset(&mut self, segment: &SegmentView) {
         let waiting = self
             .connections
             .get_mut(&segment.connection)
             .and_then(|turns| turns.open.as_mut())
             .filter(|open| open.response.is_none() && open.request_bytes > 0)
-            .filter(|open| !open.awaits_no_answer)
+            .filter(|open| !open.awaits_no_answer && open.client_closed_ns.is_none())
+            .filter(|open| {
+                open.request_end_seq
+                    .is_some_and(|end| segment.acknowledges(end))
+            })
             .filter(|open| segment.timestamp_ns - open.request_end_ns <= RESET_AFTER_REQUEST_NS);
         if let Some(open) = waiting {
             open.failure

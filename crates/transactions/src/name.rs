@@ -10,6 +10,8 @@
 use serde::Serialize;
 use tcp::Role;
 
+use crate::replies;
+
 /// The longest path or server name kept, in characters.
 const MAX_TEXT_CHARS: usize = 200;
 
@@ -17,14 +19,33 @@ const HTTP_METHODS: [&str; 9] = [
     "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE",
 ];
 
-/// What the start of a request says, if it is HTTP or TLS.
+/// What the start of a request says, if it is HTTP, TLS or a protocol
+/// [`replies`] reads.
 pub fn of_request(payload: &[u8]) -> Option<String> {
-    http_request(payload).or_else(|| tls_records(payload).map(|records| format!("TLS {records}")))
+    http_request(payload)
+        .or_else(|| tls_records(payload).map(|records| format!("TLS {records}")))
+        .or_else(|| replies::request_name(payload))
 }
 
-/// What the start of a response says, if it is HTTP or TLS.
+/// What the start of a response says, if it is HTTP, TLS or a reply code.
 pub fn of_response(payload: &[u8]) -> Option<String> {
-    http_status(payload).or_else(|| tls_records(payload))
+    http_status(payload)
+        .or_else(|| tls_records(payload))
+        .or_else(|| replies::response_name(payload))
+}
+
+/// Whether a request is one the client made on its own, whose failure
+/// nothing it went on to do depended on: a browser's fetch of a site's icon
+/// (`/favicon.ico`, `/apple-touch-icon.png`), or a question about what the
+/// server offers (see [`replies::is_probe`]).
+pub fn is_incidental(payload: &[u8]) -> bool {
+    let icon = http_request(payload).is_some_and(|name| {
+        let path = name.split_once(' ').map_or("", |(_, path)| path);
+        let file = path.split(['?', '#']).next().unwrap_or_default();
+        let last = file.rsplit('/').next().unwrap_or_default();
+        last.to_ascii_lowercase().contains("icon")
+    });
+    icon || replies::is_probe(payload)
 }
 
 /// Whether a message is TLS alerts alone: a close or an error report,
@@ -40,7 +61,8 @@ pub fn failure_in(payload: &[u8], by: Role, frame: u64) -> Option<AppFailure> {
     let (kind, code) = match by {
         Role::Server => http_status_code(payload)
             .filter(|&code| code >= 400)
-            .map(|code| (FailureKind::HttpStatus, code)),
+            .map(|code| (FailureKind::HttpStatus, code))
+            .or_else(|| replies::failure(payload)),
         Role::Client => None,
     }
     .or_else(|| tls_alert(payload).map(|code| (FailureKind::TlsAlert, u16::from(code))))?;
@@ -49,6 +71,7 @@ pub fn failure_in(payload: &[u8], by: Role, frame: u64) -> Option<AppFailure> {
         by,
         code: Some(code),
         frame,
+        incidental: false,
     })
 }
 
@@ -63,6 +86,8 @@ pub struct AppFailure {
     pub code: Option<u16>,
     /// The frame that carried it.
     pub frame: u64,
+    /// The request was one nothing depended on (see [`is_incidental`]).
+    pub incidental: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -70,12 +95,24 @@ pub struct AppFailure {
 pub enum FailureKind {
     /// An HTTP response with a status of 400 or more.
     HttpStatus,
-    /// A TLS alert other than close_notify or user_canceled, sent in the
-    /// clear (before the keys, so its reason is readable).
+    /// A fatal TLS alert, sent in the clear (before the keys, so its reason
+    /// is readable).
     TlsAlert,
     /// The server reset the connection right after a request (within a
-    /// second), instead of answering it.
+    /// second), having received all of it, instead of answering it.
     ServerReset,
+    /// An FTP or SMTP reply of 400 or more.
+    ReplyCode,
+    /// POP3's `-ERR`.
+    Pop3Error,
+    /// IMAP's tagged `NO` or `BAD`.
+    ImapRefusal,
+    /// A PostgreSQL ErrorResponse.
+    PostgresError,
+    /// A MySQL ERR packet.
+    MysqlError,
+    /// An LDAP result code other than success.
+    LdapResult,
 }
 
 impl AppFailure {
@@ -86,19 +123,32 @@ impl AppFailure {
             by: Role::Server,
             code: None,
             frame,
+            incidental: false,
         }
     }
 
-    /// `HTTP 403`, `TLS alert unknown_ca from the client`, `reset by the server`.
+    /// `HTTP 403`, `TLS alert unknown_ca from the client`, `reset by the
+    /// server`, `reply 550`, `MySQL error 1045`.
     pub fn describe(&self) -> String {
-        match (self.kind, self.code) {
-            (FailureKind::HttpStatus, Some(code)) => format!("HTTP {code}"),
-            (FailureKind::TlsAlert, Some(code)) => format!(
+        let Some(code) = self.code else {
+            return "reset by the server before an answer".into();
+        };
+        match self.kind {
+            FailureKind::HttpStatus => format!("HTTP {code}"),
+            FailureKind::TlsAlert => format!(
                 "TLS alert {} from the {}",
                 alert_name(code.min(255) as u8),
                 self.by.as_str()
             ),
-            _ => "reset by the server before an answer".into(),
+            FailureKind::ServerReset => "reset by the server before an answer".into(),
+            FailureKind::ReplyCode => format!("reply {code}"),
+            FailureKind::Pop3Error => "POP3 -ERR".into(),
+            FailureKind::ImapRefusal => format!("IMAP {}", replies::imap_status(code)),
+            FailureKind::PostgresError => {
+                format!("PostgreSQL {}", replies::postgres_severity(code))
+            }
+            FailureKind::MysqlError => format!("MySQL error {code}"),
+            FailureKind::LdapResult => format!("LDAP {}", replies::ldap_result_name(code)),
         }
     }
 }
@@ -181,8 +231,6 @@ mod record {
 
 mod alert {
     pub const FATAL: u8 = 2;
-    pub const CLOSE_NOTIFY: u8 = 0;
-    pub const USER_CANCELED: u8 = 90;
 }
 
 /// The TLS records that start in `payload`: type, declared body length and
@@ -207,14 +255,14 @@ fn tls_record_walk(payload: &[u8]) -> impl Iterator<Item = (u8, usize, &[u8])> {
     })
 }
 
-/// The description of the first TLS alert in the clear that reports a
-/// failure: a fatal one, or a warning other than a plain goodbye.
+/// The description of the first fatal TLS alert in the clear: one that
+/// ends the connection. A warning (a plain goodbye, or a server name the
+/// server did not recognise) lets the handshake go on.
 fn tls_alert(payload: &[u8]) -> Option<u8> {
     tls_record_walk(payload).find_map(|(kind, body_len, body)| {
         let plain = kind == record::ALERT && body_len == record::PLAIN_ALERT_LEN;
         let (level, description) = (*body.first()?, *body.get(1)?);
-        let goodbye = [alert::CLOSE_NOTIFY, alert::USER_CANCELED].contains(&description);
-        (plain && (level == alert::FATAL || !goodbye)).then_some(description)
+        (plain && level == alert::FATAL).then_some(description)
     })
 }
 

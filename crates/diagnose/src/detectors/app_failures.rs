@@ -19,6 +19,10 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         .collect();
     let first = *failed.first()?;
     let share = failed.len() as f64 / inputs.transactions.len() as f64;
+    let needed = failed
+        .iter()
+        .filter(|t| t.failure.is_some_and(|f| !f.incidental))
+        .count();
     let kinds: Vec<FailureKind> = failed
         .iter()
         .filter_map(|t| t.failure.map(|f| f.kind))
@@ -28,7 +32,7 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         &title(inputs, &failed),
         0.0,
     );
-    found.severity = rules::failure_severity(share);
+    found.severity = rules::failure_severity(needed as f64 / inputs.transactions.len() as f64);
     found.transactions = failed.len() as u64;
     found.connections = distinct_connections(failed.iter().map(|t| t.connection));
     found.example_connection = Some(first.connection);
@@ -40,7 +44,7 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
     frames.truncate(EVIDENCE_FRAMES);
     found.frames = frames;
     found.wireshark_filter = wireshark_filter(&kinds);
-    found.explanation = explanation(&failed);
+    found.explanation = explanation(&failed, needed);
     found.fix = fix(&kinds);
     found.what_if = format!(
         "Succeeding, these {} would do what was asked; today the {:.1} ms they took bought \
@@ -48,15 +52,14 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         counted(failed.len(), "request"),
         failed.iter().map(|t| t.duration_ms).sum::<f64>()
     );
-    for kind in [
-        FailureKind::HttpStatus,
-        FailureKind::TlsAlert,
-        FailureKind::ServerReset,
-    ] {
+    for kind in ALL_KINDS {
         let count = kinds.iter().filter(|&&k| k == kind).count();
-        found.figures.insert(figure_name(kind), count as f64);
+        found.figures.insert(about(kind).figure, count as f64);
     }
     found.figures.insert("failed_share", share);
+    found
+        .figures
+        .insert("incidental_failures", (failed.len() - needed) as f64);
     Some(found)
 }
 
@@ -120,60 +123,148 @@ fn culprit(inputs: &Inputs, failed: &[&Transaction]) -> String {
     }
 }
 
-fn figure_name(kind: FailureKind) -> &'static str {
+const ALL_KINDS: [FailureKind; 9] = [
+    FailureKind::HttpStatus,
+    FailureKind::TlsAlert,
+    FailureKind::ServerReset,
+    FailureKind::ReplyCode,
+    FailureKind::Pop3Error,
+    FailureKind::ImapRefusal,
+    FailureKind::PostgresError,
+    FailureKind::MysqlError,
+    FailureKind::LdapResult,
+];
+
+/// What a finding says of each kind of failure.
+struct About {
+    /// The figure that counts them.
+    figure: &'static str,
+    /// The Wireshark filter that shows them.
+    filter: &'static str,
+    /// What happened to `{}` (a count of requests).
+    explanation: &'static str,
+    fix: &'static str,
+}
+
+fn about(kind: FailureKind) -> About {
     match kind {
-        FailureKind::HttpStatus => "http_errors",
-        FailureKind::TlsAlert => "tls_alerts",
-        FailureKind::ServerReset => "server_resets",
+        FailureKind::HttpStatus => About {
+            figure: "http_errors",
+            filter: "http.response.code >= 400",
+            explanation: "The server answered {} with an error status: 4xx means it refused \
+                the request (not found, forbidden, unauthorized, a method it does not take), \
+                5xx that it failed while handling it.",
+            fix: "Look up the failing requests in the server's access and error logs: 401 and \
+                403 are credentials or permissions, 404 a wrong URL, 405 a method the server \
+                does not take, 5xx a fault in the server or behind it.",
+        },
+        FailureKind::TlsAlert => About {
+            figure: "tls_alerts",
+            filter: "tls.alert_message.level == 2",
+            explanation:
+                "The handshake of {} ended in a fatal TLS alert: one side refused the other's \
+                certificate, protocol version or cipher suites, so no application data could \
+                pass.",
+            fix: "Check the server's certificate chain against the client's trust store \
+                (unknown_ca, bad_certificate, certificate_expired) and the TLS versions and \
+                cipher suites both ends allow (protocol_version, handshake_failure).",
+        },
+        FailureKind::ServerReset => About {
+            figure: "server_resets",
+            filter: "tcp.flags.reset == 1",
+            explanation: "{} got a reset instead of an answer, the server having received \
+                each whole: its application closed the socket (it crashed, rejected the \
+                request or timed out).",
+            fix: "Read the server application's log at the time of each reset: a crash, a \
+                rejected request, or a proxy or load balancer giving up.",
+        },
+        FailureKind::ReplyCode => About {
+            figure: "reply_errors",
+            filter: "ftp.response.code >= 400 || smtp.response.code >= 400",
+            explanation: "The FTP or SMTP server refused {}: a reply of 4xx is a failure \
+                that may pass if tried again (busy, out of space, timed out), 5xx one that \
+                will not (no such file, not logged in, rejected address or message).",
+            fix: "Read each reply's text and the server's log: 530 and 535 are credentials, \
+                550 a file or mailbox that is missing or not allowed, 552 and 452 a quota, \
+                421 a server too busy or shutting down, 553 and 554 a policy.",
+        },
+        FailureKind::Pop3Error => About {
+            figure: "pop3_errors",
+            filter: "pop.response.indicator == \"-ERR\"",
+            explanation: "The POP3 server answered {} with -ERR.",
+            fix: "Read the -ERR line's text and the mail server's log: a wrong password, a \
+                locked or missing mailbox, a server too busy.",
+        },
+        FailureKind::ImapRefusal => About {
+            figure: "imap_refusals",
+            filter: "imap.response.status == \"NO\" || imap.response.status == \"BAD\"",
+            explanation: "The IMAP server refused {}: NO when it could not do what was \
+                asked, BAD when it did not understand the command.",
+            fix: "Read the tagged reply's text and the mail server's log: a failed login, a \
+                missing mailbox, a command the server does not take.",
+        },
+        FailureKind::PostgresError => About {
+            figure: "postgres_errors",
+            filter: "pgsql.type == \"Error\"",
+            explanation: "PostgreSQL answered {} with an error: ERROR fails one \
+                statement, FATAL ends the session (a refused login, a missing role or \
+                database).",
+            fix: "Read each error's SQLSTATE and message, in the capture or the server's log: \
+                28P01 and 28000 are credentials and roles, 42xxx the statement itself, 53xxx \
+                the server's resources.",
+        },
+        FailureKind::MysqlError => About {
+            figure: "mysql_errors",
+            filter: "mysql.error_code",
+            explanation: "MySQL answered {} with an error packet.",
+            fix: "Look up each error number: 1045 is a wrong password, 1130 a host the \
+                server does not let in, 1044 and 1142 missing privileges, 1064 the \
+                statement's syntax.",
+        },
+        FailureKind::LdapResult => About {
+            figure: "ldap_errors",
+            filter: "ldap.resultCode > 0",
+            explanation: "The directory answered {} with a result other than success.",
+            fix: "Read each result code: invalidCredentials (49) is a wrong password or a \
+                locked account, insufficientAccessRights (50) a permission, noSuchObject (32) \
+                a wrong name.",
+        },
     }
+}
+
+fn kinds_present(kinds: &[FailureKind]) -> impl Iterator<Item = FailureKind> + '_ {
+    ALL_KINDS.into_iter().filter(|kind| kinds.contains(kind))
 }
 
 fn wireshark_filter(kinds: &[FailureKind]) -> String {
-    let mut terms = Vec::new();
-    if kinds.contains(&FailureKind::HttpStatus) {
-        terms.push("http.response.code >= 400");
-    }
-    if kinds.contains(&FailureKind::TlsAlert) {
-        terms.push("tls.alert_message");
-    }
-    if kinds.contains(&FailureKind::ServerReset) {
-        terms.push("tcp.flags.reset == 1");
-    }
+    let terms: Vec<&str> = kinds_present(kinds)
+        .map(|kind| about(kind).filter)
+        .collect();
     terms.join(" || ")
 }
 
-fn explanation(failed: &[&Transaction]) -> String {
-    let count = |kind| {
-        failed
-            .iter()
-            .filter(|t| t.failure.is_some_and(|f| f.kind == kind))
-            .count()
-    };
-    let mut text = Vec::new();
-    let http = count(FailureKind::HttpStatus);
-    if http > 0 {
+fn explanation(failed: &[&Transaction], needed: usize) -> String {
+    let kinds: Vec<FailureKind> = failed
+        .iter()
+        .filter_map(|t| t.failure.map(|f| f.kind))
+        .collect();
+    let mut text: Vec<String> = kinds_present(&kinds)
+        .map(|kind| {
+            let count = kinds.iter().filter(|&&k| k == kind).count();
+            about(kind)
+                .explanation
+                .replacen("{}", &counted(count, "request"), 1)
+        })
+        .collect();
+    let incidental = failed.len() - needed;
+    if incidental > 0 {
+        let (which, pronoun) = match incidental {
+            1 => ("1 of them was a request".to_string(), "it"),
+            count => (format!("{count} of them were requests"), "them"),
+        };
         text.push(format!(
-            "The server answered {} with an error status: 4xx means it refused the request \
-             (not found, forbidden, unauthorized, a method it does not take), 5xx that it \
-             failed while handling it.",
-            counted(http, "request")
-        ));
-    }
-    let tls = count(FailureKind::TlsAlert);
-    if tls > 0 {
-        text.push(format!(
-            "{} ended in a TLS alert: one side refused the other's certificate, protocol \
-             version or cipher suites, so no application data could pass.",
-            counted(tls, "exchange")
-        ));
-    }
-    let resets = count(FailureKind::ServerReset);
-    if resets > 0 {
-        text.push(format!(
-            "The server reset the connection while {} waited for its answer: the \
-             application closed its socket (it crashed, rejected the request or timed out) \
-             instead of answering.",
-            counted(resets, "request")
+            "{which} nothing depended on (a site's icon, a question about what the server \
+             offers): the client went on without {pronoun}."
         ));
     }
     text.push(
@@ -185,27 +276,7 @@ fn explanation(failed: &[&Transaction]) -> String {
 }
 
 fn fix(kinds: &[FailureKind]) -> String {
-    let mut text = Vec::new();
-    if kinds.contains(&FailureKind::HttpStatus) {
-        text.push(
-            "Look up the failing requests in the server's access and error logs: 401 and 403 \
-             are credentials or permissions, 404 a wrong URL, 405 a method the server does \
-             not take, 5xx a fault in the server or behind it.",
-        );
-    }
-    if kinds.contains(&FailureKind::TlsAlert) {
-        text.push(
-            "Check the server's certificate chain against the client's trust store \
-             (unknown_ca, bad_certificate, certificate_expired) and the TLS versions and \
-             cipher suites both ends allow (protocol_version, handshake_failure).",
-        );
-    }
-    if kinds.contains(&FailureKind::ServerReset) {
-        text.push(
-            "Read the server application's log at the time of each reset: a crash, a \
-             rejected request, or a proxy or load balancer giving up.",
-        );
-    }
+    let text: Vec<&str> = kinds_present(kinds).map(|kind| about(kind).fix).collect();
     text.join(" ")
 }
 
