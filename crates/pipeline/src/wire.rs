@@ -319,7 +319,8 @@ wire_enum!(FailureKind {
     ImapRefusal,
     PostgresError,
     MysqlError,
-    LdapResult
+    LdapResult,
+    OtherProtocol
 });
 wire_enum!(EventKind {
     Retransmission,

@@ -340,9 +340,11 @@ impl Open {
         if !self.response_read && delivers(segment) {
             self.response_read = true;
             self.response_name = name::of_response(payload);
+            let asked = self.request_name.is_some();
             self.failure = self
                 .failure
-                .or(name::failure_in(payload, Role::Server, segment.frame));
+                .or(name::failure_in(payload, Role::Server, segment.frame))
+                .or(name::other_protocol(asked, payload, segment.frame));
         }
         self.server_moved.get_or_insert(Move::of(segment));
         let now = segment.timestamp_ns;

@@ -75,6 +75,19 @@ pub fn failure_in(payload: &[u8], by: Role, frame: u64) -> Option<AppFailure> {
     })
 }
 
+/// A server that answered a request it could read (`asked`: HTTP, TLS or
+/// another protocol [`replies`] names) with the banner SSH opens with: the
+/// client reached a service of another protocol, which cannot answer it.
+pub fn other_protocol(asked: bool, payload: &[u8], frame: u64) -> Option<AppFailure> {
+    (asked && payload.starts_with(b"SSH-")).then_some(AppFailure {
+        kind: FailureKind::OtherProtocol,
+        by: Role::Server,
+        code: None,
+        frame,
+        incidental: false,
+    })
+}
+
 /// A request or response that failed at the application's level: it did not
 /// do what was asked, however fast it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -113,6 +126,9 @@ pub enum FailureKind {
     MysqlError,
     /// An LDAP result code other than success.
     LdapResult,
+    /// The server answered in another protocol (an SSH banner to an HTTP
+    /// request or an FTP command).
+    OtherProtocol,
 }
 
 impl AppFailure {
@@ -130,25 +146,26 @@ impl AppFailure {
     /// `HTTP 403`, `TLS alert unknown_ca from the client`, `reset by the
     /// server`, `reply 550`, `MySQL error 1045`.
     pub fn describe(&self) -> String {
-        let Some(code) = self.code else {
-            return "reset by the server before an answer".into();
-        };
-        match self.kind {
-            FailureKind::HttpStatus => format!("HTTP {code}"),
-            FailureKind::TlsAlert => format!(
+        let code = self.code.unwrap_or_default();
+        match (self.kind, self.code) {
+            (FailureKind::OtherProtocol, _) => "an SSH banner instead of an answer".into(),
+            (FailureKind::ServerReset, _) | (_, None) => {
+                "reset by the server before an answer".into()
+            }
+            (FailureKind::HttpStatus, _) => format!("HTTP {code}"),
+            (FailureKind::TlsAlert, _) => format!(
                 "TLS alert {} from the {}",
                 alert_name(code.min(255) as u8),
                 self.by.as_str()
             ),
-            FailureKind::ServerReset => "reset by the server before an answer".into(),
-            FailureKind::ReplyCode => format!("reply {code}"),
-            FailureKind::Pop3Error => "POP3 -ERR".into(),
-            FailureKind::ImapRefusal => format!("IMAP {}", replies::imap_status(code)),
-            FailureKind::PostgresError => {
+            (FailureKind::ReplyCode, _) => format!("reply {code}"),
+            (FailureKind::Pop3Error, _) => "POP3 -ERR".into(),
+            (FailureKind::ImapRefusal, _) => format!("IMAP {}", replies::imap_status(code)),
+            (FailureKind::PostgresError, _) => {
                 format!("PostgreSQL {}", replies::postgres_severity(code))
             }
-            FailureKind::MysqlError => format!("MySQL error {code}"),
-            FailureKind::LdapResult => format!("LDAP {}", replies::ldap_result_name(code)),
+            (FailureKind::MysqlError, _) => format!("MySQL error {code}"),
+            (FailureKind::LdapResult, _) => format!("LDAP {}", replies::ldap_result_name(code)),
         }
     }
 }
@@ -526,6 +543,15 @@ mod tests {
         let encrypted = [21, 3, 3, 0, 26, 0x8f, 0x31];
         assert_eq!(failure_in(&encrypted, Role::Server, 9), None);
         assert_eq!(of_response(&encrypted).as_deref(), Some("alert"));
+    }
+
+    #[test]
+    fn an_ssh_banner_answering_a_request_of_another_protocol_fails_it() {
+        let banner = b"SSH-2.0-OpenSSH_5.3\r\n";
+        let failure = other_protocol(true, banner, 6).unwrap();
+        assert_eq!(failure.describe(), "an SSH banner instead of an answer");
+        assert_eq!(other_protocol(false, banner, 6), None);
+        assert_eq!(other_protocol(true, b"HTTP/1.1 200 OK\r\n", 6), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! of answering. These are failures, not slowness: the finding costs no
 //! time, and its severity comes from how many requests failed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use transactions::{FailureKind, Transaction};
 
@@ -19,9 +19,18 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         .collect();
     let first = *failed.first()?;
     let share = failed.len() as f64 / inputs.transactions.len() as f64;
+    let next_on_connection: HashMap<(u64, u32), &Transaction> = inputs
+        .transactions
+        .iter()
+        .map(|t| ((t.connection, t.index), t))
+        .collect();
     let needed = failed
         .iter()
-        .filter(|t| t.failure.is_some_and(|f| !f.incidental))
+        .filter(|t| {
+            let next = next_on_connection.get(&(t.connection, t.index + 1));
+            t.failure.is_some_and(|f| !f.incidental)
+                && !next.is_some_and(|next| got_another_way(t, next))
+        })
         .count();
     let kinds: Vec<FailureKind> = failed
         .iter()
@@ -61,6 +70,22 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         .figures
         .insert("incidental_failures", (failed.len() - needed) as f64);
     Some(found)
+}
+
+/// The client's next request on the connection asked for the same object
+/// (`CWD /README → 550`, then `RETR /README → 150`) and did not fail: what
+/// the failed request was for was got another way.
+fn got_another_way(failed: &Transaction, next: &Transaction) -> bool {
+    let object = |t: &Transaction| {
+        let name = t.name.as_deref()?;
+        let request = name.split(" → ").next()?;
+        request
+            .split_once(' ')
+            .map(|(_, object)| object.to_string())
+    };
+    next.failure.is_none()
+        && next.response_end_ns.is_some()
+        && object(failed).is_some_and(|asked| object(next) == Some(asked))
 }
 
 /// `2 of 2 requests failed: HTTP 403 ×2 (POST /flashmail.asp → 403), at 10.0.0.2:80`.
@@ -123,7 +148,7 @@ fn culprit(inputs: &Inputs, failed: &[&Transaction]) -> String {
     }
 }
 
-const ALL_KINDS: [FailureKind; 9] = [
+const ALL_KINDS: [FailureKind; 10] = [
     FailureKind::HttpStatus,
     FailureKind::TlsAlert,
     FailureKind::ServerReset,
@@ -133,6 +158,7 @@ const ALL_KINDS: [FailureKind; 9] = [
     FailureKind::PostgresError,
     FailureKind::MysqlError,
     FailureKind::LdapResult,
+    FailureKind::OtherProtocol,
 ];
 
 /// What a finding says of each kind of failure.
@@ -229,6 +255,14 @@ fn about(kind: FailureKind) -> About {
                 locked account, insufficientAccessRights (50) a permission, noSuchObject (32) \
                 a wrong name.",
         },
+        FailureKind::OtherProtocol => About {
+            figure: "other_protocol",
+            filter: "ssh.protocol",
+            explanation: "{} reached an SSH server, which answered with its banner: \
+                the client spoke another protocol to it.",
+            fix: "Check the port the client connects to: a service of another protocol \
+                listens there (SSH on the port the client expects its own protocol on).",
+        },
     }
 }
 
@@ -264,7 +298,8 @@ fn explanation(failed: &[&Transaction], needed: usize) -> String {
         };
         text.push(format!(
             "{which} nothing depended on (a site's icon, a question about what the server \
-             offers): the client went on without {pronoun}."
+             offers, something the client then got another way): it went on without \
+             {pronoun}."
         ));
     }
     text.push(
