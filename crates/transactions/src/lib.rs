@@ -124,8 +124,6 @@ struct Open {
     /// say whether the response was unfinished (ms): the client's reaction
     /// to its end tells whether it waited through them.
     unframed_server_pause_ms: f64,
-    /// The request was one nothing depended on (see [`name::is_incidental`]).
-    incidental: bool,
     /// Where the request's data ended, in the client's sequence space.
     request_end_seq: Option<u32>,
     /// The response's first segment that brought the client data was read:
@@ -177,7 +175,6 @@ impl Open {
             awaits_no_answer: false,
             asks: None,
             unframed_server_pause_ms: 0.0,
-            incidental: false,
             request_end_seq: None,
             response_read: false,
             server_moved: None,
@@ -282,6 +279,11 @@ impl Open {
         }
         self.settle(in_conversation);
         let next_request_ns = next_request.map(|next| next.timestamp_ns);
+        let incidental = self.failure.is_some()
+            && self
+                .request_name
+                .as_deref()
+                .is_some_and(name::is_incidental);
         let end_ns = self.response.map_or(self.request_end_ns, |(_, end)| end);
         Transaction {
             connection,
@@ -311,7 +313,7 @@ impl Open {
             latency: Latency::of(&self.ledger),
             ledger: self.ledger,
             failure: self.failure.map(|failure| AppFailure {
-                incidental: self.incidental,
+                incidental,
                 ..failure
             }),
         }
@@ -404,7 +406,6 @@ impl ConnectionTurns {
             open.request_name = name::of_request(payload);
             open.forwarded_for = name::forwarded_for(payload);
             open.failure = name::failure_in(payload, Role::Client, segment.frame);
-            open.incidental = name::is_incidental(payload);
             open.awaits_no_answer = name::is_tls_alert(payload)
                 || replies::awaits_no_answer(payload)
                 || self

@@ -34,18 +34,23 @@ pub fn of_response(payload: &[u8]) -> Option<String> {
         .or_else(|| replies::response_name(payload))
 }
 
-/// Whether a request is one the client made on its own, whose failure
-/// nothing it went on to do depended on: a browser's fetch of a site's icon
-/// (`/favicon.ico`, `/apple-touch-icon.png`), or a question about what the
-/// server offers (see [`replies::is_probe`]).
-pub fn is_incidental(payload: &[u8]) -> bool {
-    let icon = http_request(payload).is_some_and(|name| {
-        let path = name.split_once(' ').map_or("", |(_, path)| path);
-        let file = path.split(['?', '#']).next().unwrap_or_default();
-        let last = file.rsplit('/').next().unwrap_or_default();
-        last.to_ascii_lowercase().contains("icon")
+/// Whether a request, by its name (see [`of_request`]), is one the client
+/// made on its own, whose failure nothing it went on to do depended on: a
+/// browser's fetch of a site's icon (`/favicon.ico`,
+/// `/apple-touch-icon.png`), or a question about what the server offers
+/// (see [`replies::is_probe`]).
+pub fn is_incidental(request: &str) -> bool {
+    let icon = HTTP_METHODS.iter().any(|method| {
+        request
+            .strip_prefix(method)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .is_some_and(|path| {
+                let file = path.split(['?', '#']).next().unwrap_or_default();
+                let last = file.rsplit('/').next().unwrap_or_default();
+                last.to_ascii_lowercase().contains("icon")
+            })
     });
-    icon || replies::is_probe(payload)
+    icon || replies::is_probe(request)
 }
 
 /// Whether a message is TLS alerts alone: a close or an error report,

@@ -12,18 +12,33 @@ const MAX_NAME_CHARS: usize = 80;
 /// Whether a payload could be one of these protocols' messages: cheap
 /// enough to ask of every segment.
 pub fn may_name(payload: &[u8]) -> bool {
-    match payload {
-        [b'1'..=b'5', b'0'..=b'9', b'0'..=b'9', b' ' | b'-' | b'\r', ..] => true,
-        [b'+' | b'-', b'O' | b'E', ..] => true,
-        [b'E' | b'Q' | b'R', 0, ..] => true,
-        [_, _, _, _, 0xff | 0x03, ..] => true,
-        [0x30, ..] => true,
-        [0, 0, _, _, 0x05, 0x04, ..] => true,
-        [a, b, c, d, ..] if [a, b, c].iter().all(|b| b.is_ascii_alphabetic()) => {
-            d.is_ascii_alphabetic() || *d == b' ' || *d == b'\r'
+    let Some(&first) = payload.first() else {
+        return false;
+    };
+    mysql_packet_start(payload)
+        || match first {
+            b'1'..=b'5' => reply_code(payload).is_some() || imap_tag(payload).is_some(),
+            b'+' | b'-' => matches!(payload.get(1), Some(b'O' | b'E')),
+            b'E' | b'Q' | b'R' if payload.get(1) == Some(&0) => true,
+            ldap::SEQUENCE => true,
+            0 => payload.get(4..6) == Some(&[0x05, 0x04]),
+            b'a'..=b'z' | b'A'..=b'Z' => {
+                matches!(payload.get(..4), Some([_, b, c, d]) if b.is_ascii_alphabetic()
+                    && c.is_ascii_alphabetic()
+                    && (d.is_ascii_alphabetic() || *d == b' ' || *d == b'\r'))
+                    || imap_tag(payload).is_some()
+            }
+            b'6'..=b'9' => imap_tag(payload).is_some(),
+            _ => false,
         }
-        _ => imap_tag(payload).is_some(),
-    }
+}
+
+/// The start of a MySQL packet of a query or an error: a length under
+/// 64 kB, a sequence number a login's exchange stays under (the greeting,
+/// the login, an authentication switch and its rounds), then COM_QUERY or
+/// an ERR packet's 0xff.
+fn mysql_packet_start(payload: &[u8]) -> bool {
+    matches!(payload, [_, _, 0, 0..=15, 0x03 | 0xff, ..])
 }
 
 /// The failure a server's message reports, with its code where it has one
@@ -67,10 +82,11 @@ pub fn awaits_no_answer(payload: &[u8]) -> bool {
     ldap_operation(payload) == Some(ldap::UNBIND_REQUEST)
 }
 
-/// A request the client made on its own, that nothing it went on to do
-/// needed: a question about what the server offers (FTP's FEAT, SYST, HELP
-/// and SITE HELP, SMTP's HELP, POP3's CAPA, IMAP's CAPABILITY and ID).
-pub fn is_probe(payload: &[u8]) -> bool {
+/// Whether a request, by its name (see [`request_name`]), is one the client
+/// made on its own, that nothing it went on to do needed: a question about
+/// what the server offers (FTP's FEAT, SYST, HELP and SITE HELP, SMTP's
+/// HELP, POP3's CAPA, IMAP's CAPABILITY and ID).
+pub fn is_probe(name: &str) -> bool {
     const PROBES: [&str; 8] = [
         "FEAT",
         "SYST",
@@ -81,13 +97,10 @@ pub fn is_probe(payload: &[u8]) -> bool {
         "IMAP CAPABILITY",
         "IMAP ID",
     ];
-    request_name(payload).is_some_and(|name| {
-        PROBES.iter().any(|probe| {
-            name.eq_ignore_ascii_case(probe)
-                || name
-                    .get(..probe.len() + 1)
-                    .is_some_and(|start| start.eq_ignore_ascii_case(&format!("{probe} ")))
-        })
+    PROBES.iter().any(|probe| {
+        let start = name.get(..probe.len());
+        start.is_some_and(|start| start.eq_ignore_ascii_case(probe))
+            && matches!(name.as_bytes().get(probe.len()), None | Some(b' '))
     })
 }
 
@@ -547,12 +560,13 @@ mod tests {
             request_name(b"a001 LOGIN joe secret\r\n").as_deref(),
             Some("IMAP LOGIN …")
         );
-        assert!(is_probe(b"SITE HELP\r\n"));
-        assert!(is_probe(b"FEAT\r\n"));
-        assert!(!is_probe(b"RETR a\r\n"));
+        assert!(is_probe("SITE HELP"));
+        assert!(is_probe("FEAT"));
+        assert!(!is_probe("RETR a"));
+        assert!(!is_probe("HELPER"));
         assert_eq!(request_name(b"RETR a"), None);
         assert_eq!(request_name(b"site help\r\n").as_deref(), Some("SITE help"));
-        assert!(is_probe(b"site help\r\n"));
+        assert!(is_probe(&request_name(b"site help\r\n").unwrap()));
     }
 
     #[test]
@@ -565,7 +579,8 @@ mod tests {
         assert_eq!(failure(notice), None);
         let query = b"Q\x00\x00\x00\x12DROP TABLE t;\x00";
         assert_eq!(request_name(query).as_deref(), Some("query DROP TABLE t;"));
-        let denied = b"\x0e\x00\x00\x02\xff\x15\x04#28000Access";
+        let denied = b"\x0e\x00\x00\x06\xff\x15\x04#28000Access";
+        assert!(may_name(denied));
         assert_eq!(failure(denied), Some((FailureKind::MysqlError, 1045)));
         let greeting = b"\x08\x00\x00\x00\xff\x6a\x04Host";
         assert_eq!(failure(greeting), Some((FailureKind::MysqlError, 1130)));
@@ -614,11 +629,7 @@ mod tests {
                 request_name(&payload),
                 response_name(&payload),
             );
-            let _ = (
-                awaits_no_answer(&payload),
-                is_probe(&payload),
-                may_name(&payload),
-            );
+            let _ = (awaits_no_answer(&payload), may_name(&payload));
         }
     }
 
