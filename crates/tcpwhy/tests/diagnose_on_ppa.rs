@@ -28,7 +28,7 @@ enum Expect {
 
 use Expect::*;
 
-const PINNED: [(&str, Expect); 40] = [
+const PINNED: [(&str, Expect); 41] = [
     // tshark: one 648-byte segment sent six times, 0.2, 0.6, 1.2, 2.4, 4.8 s
     // apart (the retransmission timeout doubling), never acknowledged, and
     // not a packet from the peer: the peer is gone, not a lossy path.
