@@ -429,7 +429,13 @@ def upload(args):
     if args.rcvbuf:
         connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
     connection.connect((args.server, args.port))
-    send_bulk(connection, args)
+    if args.give_up_s:
+        # A writer the receiver stopped reading from gives up when its writes block this long.
+        connection.settimeout(args.give_up_s)
+    try:
+        send_bulk(connection, args)
+    except socket.timeout:
+        connection.close()
 
 
 def download(args):
@@ -625,6 +631,8 @@ def main():
     parser.add_argument("--quickack", type=int, default=0,
                         help="the reader asks for an immediate ACK before each read")
     parser.add_argument("--bytes", type=int, default=1_000_000)
+    parser.add_argument("--give-up-s", type=float, default=0,
+                        help="upload: how long a blocked write waits before the client gives up")
     parser.add_argument("--write-size", type=int, default=65536)
     parser.add_argument("--wait-acked", type=int, default=0, help="each write waits until all is ACKed")
     parser.add_argument("--pace-ms", type=float, default=0, help="one bulk write every so often")

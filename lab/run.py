@@ -241,6 +241,27 @@ def zero_window(lab):
                  f"{closed_ms:.0f} ms in all")
 
 
+def stopped_reading(lab):
+    setup = Setup(server=["sink", "--rcvbuf", "16384", "--read-size", "4096",
+                          "--read-pause-ms", "600000"],
+                  client=["upload", "--bytes", "400000", "--give-up-s", "25"], port=5001)
+    path = lab.record("stopped_reading", setup)["client"]
+    pkts = measure.packets(path)
+    zero = [p for p in pkts if p.zero_window and p.src == SERVER_IP]
+    require(zero, "no zero window")
+    last_update = max((p.time for p in pkts if p.src == SERVER_IP and p.window > 0 and not p.syn),
+                      default=0.0)
+    require(zero[-1].time > last_update, "the window opened again")
+    probes = [p for p in pkts if p.src == CLIENT_IP and p.len == 0 and p.time > zero[0].time
+              and not (p.fin or p.rst)]
+    shut_s = pkts[-1].time - zero[0].time
+    lab.manifest("stopped_reading", ["zero_window"], setup, path, "client",
+                 {"zero_windows_min": len(zero), "window_probes_min": len(probes),
+                  "window_shut_s": round(shut_s, 1), "stopped_reading": SERVER_IP},
+                 f"the receiver read 4 kB and stopped: window shut for the last {shut_s:.1f} s, "
+                 f"{len(probes)} window probes")
+
+
 def loss_bursts_downstream(lab):
     setup = Setup(server=["sink"], client=["upload", "--bytes", "6000000"], port=5001,
                   delay_ms=2.0, rate_mbit=20,
@@ -816,7 +837,8 @@ def proxy_window(lab):
 
 
 SCENARIOS = {f.__name__: f for f in (
-    delayed_ack, nagle_delayed_ack, receive_window_limit, zero_window, loss_bursts_downstream,
+    delayed_ack, nagle_delayed_ack, receive_window_limit, zero_window, stopped_reading,
+    loss_bursts_downstream,
     loss_upstream, syn_drops, server_think_time, small_writes, periodic_stalls,
     chatty_high_rtt, link_rate_limit, odd_segments_delayed_ack, port_reuse, pool_queueing,
     app_failures, healthy, nagle_fixed, taps_mislabelled, drops_at_tap, proxy_nagle, proxy_snat,
