@@ -492,7 +492,7 @@ fn check_window_and_gaps(
 ) -> bool {
     let flags = segment.flags;
     let syn_fin_rst = flags.has(Flags::SYN | Flags::FIN | Flags::RST);
-    if rel.len == 1 && rel.seq == fwd.next_seq && rev.window == Some(0) {
+    if rev.window == Some(0) && probes_the_window(fwd, rel, syn_fin_rst) {
         flagged.raise(EventKind::ZeroWindowProbe);
         return true;
     }
@@ -522,6 +522,17 @@ fn check_window_and_gaps(
         }
     }
     false
+}
+
+/// Whether a segment sent into a zero window asks the receiver for its
+/// window: one byte of new data (as Wireshark reads a probe), or nothing at
+/// the last byte already acknowledged, which is how Linux's persist timer
+/// probes (the same shape as a keep-alive, but a keep-alive's peer has an
+/// open window).
+fn probes_the_window(fwd: &Half, rel: Relative, syn_fin_rst: bool) -> bool {
+    let one_new_byte = rel.len == 1 && rel.seq == fwd.next_seq;
+    let below_the_acknowledged = rel.len <= 1 && rel.seq == fwd.next_seq.wrapping_sub(1);
+    !syn_fin_rst && (one_new_byte || below_the_acknowledged)
 }
 
 /// Keep-alive ACK, zero-window-probe ACK and duplicate ACK: a bare segment

@@ -6,7 +6,7 @@ use crate::common;
 use serde_json::Value;
 
 /// The lab's captures of a cause: (capture stem, manifest).
-const CAUSE_CAPTURES: [(&str, &str); 15] = [
+const CAUSE_CAPTURES: [(&str, &str); 16] = [
     ("chatty_high_rtt", "chatty_high_rtt"),
     ("periodic_stalls", "periodic_stalls"),
     ("small_writes", "small_writes"),
@@ -16,6 +16,7 @@ const CAUSE_CAPTURES: [(&str, &str); 15] = [
     ("delayed_ack", "delayed_ack"),
     ("receive_window_limit", "receive_window_limit"),
     ("zero_window", "zero_window"),
+    ("stopped_reading", "stopped_reading"),
     ("loss_bursts_downstream", "loss_bursts_downstream"),
     ("loss_upstream-client", "loss_upstream"),
     ("link_rate_limit", "link_rate_limit"),
@@ -46,6 +47,36 @@ fn each_detected_cause_is_the_top_finding() {
         assert!(!top["fix"].as_str().unwrap().is_empty());
         assert!(!top["wireshark_filter"].as_str().unwrap().is_empty());
     }
+}
+
+/// The receiver read 4 kB and stopped: its window stays shut to the end
+/// of the capture, and the client's persist timer probes it at 0.2, 0.4 ...
+/// 6.9 s intervals with empty segments one byte below what was
+/// acknowledged (tshark reads them as keep-alives; the window they ask
+/// about is zero). Though no data ends the wait, the client waited from
+/// its last data to its last probe.
+#[test]
+fn a_window_shut_to_the_end_of_the_capture_costs_the_time_up_to_the_last_probe() {
+    let capture = common::lab_file("stopped_reading.pcap");
+    let events = common::objects("events", &capture, "event");
+    let of_kind = |kind: &str| -> Vec<u64> {
+        events
+            .iter()
+            .filter(|e| e["kind"] == kind)
+            .map(|e| e["frame"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(of_kind("zero_window_probe"), [29, 31, 32, 34, 36, 38]);
+    assert!(of_kind("keep_alive").is_empty(), "{events:#?}");
+    let found = findings("stopped_reading");
+    let top = &found[0];
+    assert_eq!(top["kind"], "zero_window", "{found:#?}");
+    assert_eq!(top["frames"], serde_json::json!([27, 38]), "{top:#?}");
+    // Frame 27 (the last data) at 21.0 ms, frame 38 (the last probe) at 13.669 s.
+    let cost_ms = top["cost_ms"].as_f64().unwrap();
+    assert!((cost_ms - 13_648.0).abs() < 1.0, "{cost_ms}");
+    let why = top["explanation"].as_str().unwrap();
+    assert!(why.contains("probing the window 6 times"), "{why}");
 }
 
 #[test]

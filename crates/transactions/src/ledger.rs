@@ -395,6 +395,9 @@ pub(crate) struct Walk {
     /// For each part charged so far (a few of them, on most connections):
     /// its stretches and the longest.
     evidence: Vec<(Part, u64, Stretch)>,
+    /// The latest zero-window probe since the cursor: a sender that probes
+    /// a shut window has data it is waiting to send.
+    probed: Option<Cursor>,
 }
 
 impl Walk {
@@ -432,6 +435,9 @@ impl Walk {
                 let pause = pause_part(segment.direction, framing);
                 if charge(&mut self.state, segment, cursor, opens, pause, &mut charges) {
                     self.cursor = Some(here);
+                    self.probed = None;
+                } else if segment.events.has(EventKind::ZeroWindowProbe) {
+                    self.probed = Some(here);
                 }
             }
             Some(_) => {}
@@ -441,6 +447,26 @@ impl Walk {
             None => {}
         }
         self.advance_turn(segment, opens);
+    }
+
+    /// The connection's last segment has been walked: a sender still
+    /// probing a shut window when the capture ended waited for it from its
+    /// last data to its last probe, whether or not a transaction was open.
+    /// The wait goes to `open` (the open transaction's ledger) or, with
+    /// none, to the charges the next transaction would take.
+    pub fn close(&mut self, open: Option<&mut Ledger>) {
+        let (Some(cursor), Some(probe)) = (self.cursor, self.probed.take()) else {
+            return;
+        };
+        let mut charges = Charges {
+            ledger: open.unwrap_or(&mut self.pending),
+            evidence: &mut self.evidence,
+            from_frame: cursor.frame,
+            to_frame: probe.frame,
+            direction: probe.direction,
+        };
+        charges.charge(Part::ZeroWindow, ms(cursor.at_ns, probe.at_ns), None);
+        self.cursor = Some(probe);
     }
 
     /// The charges waiting for the next transaction.

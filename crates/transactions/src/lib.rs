@@ -421,6 +421,10 @@ impl ConnectionTurns {
         connection: u64,
         next_request: Option<&SegmentView>,
     ) -> Option<Transaction> {
+        if next_request.is_none() {
+            self.walk
+                .close(self.open.as_mut().map(|open| &mut open.ledger));
+        }
         let open = self.open.take()?;
         Some(open.close(connection, next_request, self.conversational))
     }

@@ -160,17 +160,32 @@ pub(super) fn receive_window(facts: &Facts) -> Finding {
 pub(super) fn zero_window(facts: &Facts) -> Finding {
     let (sender, receiver) = facts.sender();
     let advertisements = facts.receiver_data().map_or(0, |d| d.zero_windows);
+    let probes = facts.sender_data().map_or(0, |d| d.zero_window_probes);
+    let probing = match probes {
+        0 => String::new(),
+        _ => format!(", probing the window {} meanwhile", count(probes, "time")),
+    };
+    let shut_by = match advertisements {
+        0 => "a window too small for a segment",
+        _ => "a zero window",
+    };
     let mut found = with_text(
         facts.kind,
         format!(
-            "The {receiver} stopped reading: the {sender} stood still {} in all before a zero \
-             window opened",
+            "The {receiver} stopped reading: the {sender} stood still {} in all behind {shut_by}",
             duration(facts.total.cost_ms)
         ),
         format!(
             "The {receiver}'s receive buffer filled because its application did not read fast \
-             enough; it advertised a zero window ({advertisements} times on the example \
-             connection) and the {sender} could send again only once a window update came.{}",
+             enough; it advertised {} and the {sender} could send again only once a window \
+             update came{probing}.{}",
+            match advertisements {
+                0 => "a window too small for a segment".to_string(),
+                n => format!(
+                    "a zero window ({n} times on the example connection), or one too small \
+                     for a segment,"
+                ),
+            },
             facts.example_text()
         ),
         "",
