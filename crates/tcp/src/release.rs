@@ -122,7 +122,8 @@ pub enum Release {
 /// What a sender released by an ACK had been waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lacked {
-    /// The receiver had advertised a zero window.
+    /// The receiver had advertised a zero window, or one too small for a
+    /// segment that the sender filled only when its persist timer fired.
     ZeroWindow,
     /// The data did not fit the receiver's window before the ACK.
     ReceiveWindow,
@@ -798,8 +799,11 @@ impl ReleaseTracker {
             return idle_or_queued(Some(&ack));
         }
         let window_full = silly_window || seq::after(end, ack.edge_before) || stopped_at_edge;
+        // A window too small for a segment is as shut as a zero one: the
+        // sender may not fill it (silly-window avoidance) until its persist
+        // timer probes with what fits, or a window update opens it.
         let lacked = if window_full {
-            if ack.zero_before {
+            if ack.zero_before || ack.sliver_before || silly_window {
                 Lacked::ZeroWindow
             } else {
                 Lacked::ReceiveWindow
@@ -1002,6 +1006,26 @@ mod tests {
         tracker.acked(ack(50 * MS, 501, 1001, 500, 1001), 0);
         let (_, release) = tracker.new_data(90 * MS, 1001, 400, 1001, 0).unwrap();
         assert_eq!(release, Release::Application);
+    }
+
+    #[test]
+    fn a_sender_that_filled_a_window_under_a_segment_only_when_its_persist_timer_fired_waited_for_a_shut_window(
+    ) {
+        // Everything acknowledged with 512 bytes left of a window against
+        // 1448-byte segments; 330 ms later the sender sends exactly 512.
+        const MS: i64 = 1_000_000;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(1448);
+        tracker.new_data(0, 1, 1448, 1, 0);
+        tracker.acked(ack(5 * MS, 1, 1449, 512, 1449), 0);
+        let (_, release) = tracker.new_data(335 * MS, 1449, 512, 1449, 0).unwrap();
+        assert!(matches!(
+            release,
+            Release::Ack {
+                lacked: Lacked::ZeroWindow,
+                ..
+            }
+        ));
     }
 
     #[test]
