@@ -24,7 +24,7 @@ const CLIENT: &str = "10.77.0.1";
 const SERVER: &str = "10.77.0.2";
 
 /// The scenarios `lab/run.py` makes; each has a test below.
-const SCENARIOS: [&str; 27] = [
+const SCENARIOS: [&str; 28] = [
     "app_failures",
     "chatty_high_rtt",
     "delayed_ack",
@@ -49,6 +49,7 @@ const SCENARIOS: [&str; 27] = [
     "receive_window_limit",
     "server_think_time",
     "small_writes",
+    "stopped_reading",
     "syn_drops",
     "taps_mislabelled",
     "zero_window",
@@ -521,6 +522,29 @@ fn the_receive_window_limits_throughput_to_window_over_rtt() {
         (rate - window_per_rtt).abs() <= window_per_rtt * 0.15,
         "{rate:.0} B/s is not window/RTT = {window_per_rtt:.0} B/s"
     );
+}
+
+#[test]
+fn the_stopped_reader_keeps_its_window_shut_to_the_end_while_the_writer_probes_it() {
+    let lab = Lab::load("stopped_reading");
+    let from_server = all_from(&lab, SERVER);
+    let from_client = all_from(&lab, CLIENT);
+    let zero: Vec<&&Packet> = from_server.iter().filter(|p| p.zero_window).collect();
+    assert_eq!(zero.len() as f64, lab.expect("zero_windows_min"));
+    let last_open = from_server
+        .iter()
+        .filter(|p| !p.syn && p.window > 0)
+        .map(|p| p.time)
+        .fold(0.0, f64::max);
+    assert!(
+        zero.last().unwrap().time > last_open,
+        "the window opened again"
+    );
+    let probes = from_client
+        .iter()
+        .filter(|p| p.len == 0 && !p.fin && p.time > zero[0].time)
+        .count();
+    assert_eq!(probes as f64, lab.expect("window_probes_min"));
 }
 
 #[test]
