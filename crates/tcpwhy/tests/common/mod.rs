@@ -48,59 +48,60 @@ pub fn manifest(scenario: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// Every JSON line `tcpwhy COMMAND --format json ARGS… CAPTURE` prints; it must succeed.
-pub fn json_lines(command: &str, args: &[&str], capture: &Path) -> Vec<Value> {
-    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+/// Runs `tcpwhy COMMAND --format json --quiet ARGS… CAPTURE`.
+fn run_json(command: &str, args: &[&str], capture: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
         .args([command, "--format", "json", "--quiet"])
         .args(args)
         .arg(capture)
         .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "tcpwhy {command} failed on {}",
-        capture.display()
-    );
-    String::from_utf8(output.stdout)
+        .unwrap()
+}
+
+/// The JSON lines a run printed.
+fn lines_of(output: &std::process::Output) -> Vec<Value> {
+    std::str::from_utf8(&output.stdout)
         .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
 }
 
-/// The objects of one `type` among those lines.
-pub fn objects(command: &str, capture: &Path, kind: &str) -> Vec<Value> {
-    json_lines(command, &[], capture)
+/// The lines of one `type`.
+fn of_type(lines: Vec<Value>, kind: &str) -> Vec<Value> {
+    lines
         .into_iter()
         .filter(|line| line["type"] == kind)
         .collect()
 }
 
+/// Every JSON line `tcpwhy COMMAND --format json ARGS… CAPTURE` prints; it must succeed.
+pub fn json_lines(command: &str, args: &[&str], capture: &Path) -> Vec<Value> {
+    let output = run_json(command, args, capture);
+    assert!(
+        output.status.success(),
+        "tcpwhy {command} failed on {}",
+        capture.display()
+    );
+    lines_of(&output)
+}
+
+/// The objects of one `type` among those lines.
+pub fn objects(command: &str, capture: &Path, kind: &str) -> Vec<Value> {
+    of_type(json_lines(command, &[], capture), kind)
+}
+
 /// The objects of one `type` that `tcpwhy COMMAND --format json CAPTURE`
 /// prints, also when the capture is cut short (exit 2, results marked partial).
 pub fn objects_read_so_far(command: &str, capture: &Path, kind: &str) -> Vec<Value> {
-    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args([command, "--format", "json", "--quiet"])
-        .arg(capture)
-        .output()
-        .unwrap();
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|line| line["type"] == kind)
-        .collect()
+    of_type(lines_of(&run_json(command, &[], capture)), kind)
 }
 
 /// The objects of one `type` that `tcpwhy COMMAND --format json CAPTURE`
 /// prints when its results are usable: the capture read to the end, or to a
 /// record it ends inside (exit 0 or 3). Any other exit fails.
 pub fn usable_objects(command: &str, capture: &Path, kind: &str) -> Vec<Value> {
-    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args([command, "--format", "json", "--quiet"])
-        .arg(capture)
-        .output()
-        .unwrap();
+    let output = run_json(command, &[], capture);
     assert!(
         matches!(output.status.code(), Some(0 | 3)),
         "tcpwhy {command} failed on {} ({}): {}",
@@ -108,12 +109,7 @@ pub fn usable_objects(command: &str, capture: &Path, kind: &str) -> Vec<Value> {
         output.status,
         String::from_utf8_lossy(&output.stderr).trim()
     );
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|line| line["type"] == kind)
-        .collect()
+    of_type(lines_of(&output), kind)
 }
 
 /// Every row of a Parquet file, as JSON objects.
