@@ -7,6 +7,8 @@
 //! and long paths cut. The same bytes tell an application failure: an HTTP
 //! status of 400 or more, or a TLS alert (see [`AppFailure`]).
 
+use std::fmt::Write;
+
 use serde::Serialize;
 use tcp::Role;
 
@@ -179,7 +181,7 @@ impl AppFailure {
 /// X-Forwarded-For header (the client it took the request from), when the
 /// payload captured holds the whole header line.
 pub fn forwarded_for(payload: &[u8]) -> Option<String> {
-    http_request(payload)?;
+    http_method(payload)?;
     let header_lines = payload
         .split(|&b| b == b'\n')
         .skip(1)
@@ -216,15 +218,20 @@ pub fn of_transaction(request: Option<String>, response: Option<String>) -> Opti
 
 /// `GET /index.html`, from `GET /index.html HTTP/1.1`.
 fn http_request(payload: &[u8]) -> Option<String> {
-    let method = HTTP_METHODS.iter().find(|method| {
-        payload.starts_with(method.as_bytes()) && payload.get(method.len()) == Some(&b' ')
-    })?;
+    let method = http_method(payload)?;
     let target = &payload[method.len() + 1..];
     let end = target
         .iter()
         .position(|&b| b == b' ' || b == b'\r' || b == b'\n');
     let path = printable(&target[..end.unwrap_or(target.len())], end.is_none());
-    Some(format!("{method} {path}"))
+    Some([method, " ", &path].concat())
+}
+
+/// `GET`, from `GET /index.html HTTP/1.1`.
+fn http_method(payload: &[u8]) -> Option<&'static str> {
+    HTTP_METHODS.into_iter().find(|method| {
+        payload.starts_with(method.as_bytes()) && payload.get(method.len()) == Some(&b' ')
+    })
 }
 
 /// `200`, from `HTTP/1.1 200 OK`.
@@ -411,17 +418,18 @@ fn be16(bytes: &[u8], at: usize) -> Option<u16> {
 /// Printable ASCII kept, other bytes escaped as `\xNN`, cut at
 /// [`MAX_TEXT_CHARS`] with `…` where cut (or where the capture `ended` first).
 fn printable(bytes: &[u8], ended: bool) -> String {
-    let mut text = String::new();
+    let mut text = String::with_capacity(bytes.len().min(MAX_TEXT_CHARS) + '…'.len_utf8());
     for &byte in bytes {
-        let piece = if byte.is_ascii_graphic() {
-            char::from(byte).to_string()
-        } else {
-            format!("\\x{byte:02x}")
-        };
-        if text.len() + piece.len() > MAX_TEXT_CHARS {
+        let shown = byte.is_ascii_graphic();
+        let piece_len = if shown { 1 } else { r"\x00".len() };
+        if text.len() + piece_len > MAX_TEXT_CHARS {
             return text + "…";
         }
-        text.push_str(&piece);
+        if shown {
+            text.push(char::from(byte));
+        } else {
+            let _ = write!(text, "\\x{byte:02x}");
+        }
     }
     if ended {
         text.push('…');

@@ -35,6 +35,12 @@ pub fn request_name(payload: &[u8]) -> Option<String> {
 
 /// What a server's message answers, when its first line says it: `550`, `-ERR`.
 pub fn response_name(payload: &[u8]) -> Option<String> {
+    let status_like = reply_code_digits(payload).is_some()
+        || payload.starts_with(b"+OK")
+        || payload.starts_with(b"-ERR");
+    if !status_like {
+        return None;
+    }
     if let Some(code) = reply_code(first_line(payload)?) {
         return Some(code.to_string());
     }
@@ -73,7 +79,7 @@ pub fn is_probe(name: &str) -> bool {
 }
 
 fn first_line(payload: &[u8]) -> Option<&[u8]> {
-    let end = payload.iter().position(|&b| b == b'\n')?;
+    let end = memchr::memchr(b'\n', payload)?;
     let line = &payload[..end];
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     line.iter()
@@ -86,17 +92,21 @@ fn text_lines(payload: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = payload;
     std::iter::from_fn(move || {
         let line = first_line(rest)?;
-        rest = &rest[rest.iter().position(|&b| b == b'\n')? + 1..];
+        rest = &rest[memchr::memchr(b'\n', rest)? + 1..];
         Some(line)
     })
 }
 
 /// `550`, from `550 No such file` or `550-first line of several`.
 fn reply_code(line: &[u8]) -> Option<u16> {
-    match line {
-        [a @ b'1'..=b'5', b @ b'0'..=b'9', c @ b'0'..=b'9', rest @ ..]
-            if matches!(rest.first(), None | Some(b' ' | b'-')) =>
-        {
+    let code = reply_code_digits(line)?;
+    matches!(line.get(3), None | Some(b' ' | b'-')).then_some(code)
+}
+
+/// The three digits a reply line starts with, as a number.
+fn reply_code_digits(bytes: &[u8]) -> Option<u16> {
+    match bytes {
+        [a @ b'1'..=b'5', b @ b'0'..=b'9', c @ b'0'..=b'9', ..] => {
             Some(u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0'))
         }
         _ => None,
@@ -106,6 +116,7 @@ fn reply_code(line: &[u8]) -> Option<u16> {
 /// The first reply of 400 or more among a message of reply lines (SMTP
 /// pipelining answers several commands in one message).
 fn reply_code_failure(payload: &[u8]) -> Option<(FailureKind, u16)> {
+    reply_code_digits(payload)?;
     reply_code(first_line(payload)?)?;
     text_lines(payload)
         .map_while(reply_code)
@@ -135,6 +146,12 @@ fn imap_tag(payload: &[u8]) -> Option<&[u8]> {
 /// A tagged `NO` or `BAD`, on any line of the message (untagged data comes
 /// first).
 fn imap_refusal(payload: &[u8]) -> Option<(FailureKind, u16)> {
+    // A status ends a line and follows a tag and a space: most messages
+    // hold no line, or neither status.
+    let holds = |status: &[u8]| memchr::memmem::find(payload, status).is_some();
+    if memchr::memchr(b'\n', payload).is_none() || (!holds(b" NO") && !holds(b" BAD")) {
+        return None;
+    }
     text_lines(payload).find_map(|line| {
         let tag = imap_tag(line)?;
         let status = &line[tag.len() + 1..];
