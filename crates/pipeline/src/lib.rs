@@ -782,7 +782,8 @@ impl Analyzer {
         self.keep_within_budget();
     }
 
-    /// Counts the connections retired without a summary and drops their transactions.
+    /// Counts the connections retired without a summary and drops their
+    /// transactions; concludes those of the connections retired with one.
     fn keep_within_budget(&mut self) {
         for departed in self.tracker.drain_departed() {
             if let Some(timeline) = &mut self.timeline {
@@ -794,6 +795,11 @@ impl Analyzer {
         }
         if self.to_forget.len() >= FORGET_AT_ONCE {
             self.forget_departed();
+        }
+        for id in self.tracker.drain_concluded() {
+            if let Some(builder) = &mut self.builder {
+                builder.conclude(id);
+            }
         }
     }
 

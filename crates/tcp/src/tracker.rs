@@ -127,6 +127,8 @@ pub struct Tracker {
     /// Each host's latest nonzero IP identification, and its connection's id.
     host_ids: FxHashMap<IpAddr, (u16, u64)>,
     departed: Vec<Departed>,
+    /// Connections retired with a summary, by id, until drained.
+    concluded: Vec<u64>,
     trimmed: Trimmed,
 }
 
@@ -148,6 +150,12 @@ impl Tracker {
     /// Takes the connections retired without a summary since the last call.
     pub fn drain_departed(&mut self) -> std::vec::Drain<'_, Departed> {
         self.departed.drain(..)
+    }
+
+    /// Takes the ids of the connections retired with a summary since the
+    /// last call: no segment of theirs comes any more.
+    pub fn drain_concluded(&mut self) -> std::vec::Drain<'_, u64> {
+        self.concluded.drain(..)
     }
 
     /// Analyses one segment, queueing the events it raises, and says what it
@@ -332,6 +340,7 @@ impl Tracker {
             self.syns.record(connection, listed);
             if listed {
                 self.retired.push(connection.summary());
+                self.concluded.push(connection.id);
             } else {
                 self.trimmed.attempts_not_listed += 1;
                 self.departed.push(Departed {
@@ -346,6 +355,7 @@ impl Tracker {
         let summary = connection.summary();
         let listed = share < LIST_UNEVENTFUL || (share < LIST_ANY && eventful(&summary));
         if listed {
+            self.concluded.push(summary.id);
             self.retired.push(summary);
         } else {
             self.trimmed.connections_not_listed += 1;

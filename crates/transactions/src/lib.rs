@@ -437,6 +437,8 @@ pub struct Builder {
     /// connection's state.
     connections: rustc_hash::FxHashMap<u64, Box<ConnectionTurns>>,
     done: Vec<Transaction>,
+    /// The ledgers of the connections concluded so far.
+    ledgers: Vec<ConnectionLedger>,
 }
 
 impl Builder {
@@ -541,23 +543,36 @@ impl Builder {
         });
     }
 
+    /// Closes a connection no segment will come for any more (the tracker
+    /// retired it): its open transaction and its ledger are final, and its
+    /// state is freed.
+    pub fn conclude(&mut self, connection: u64) {
+        if let Some(turns) = self.connections.remove(&connection) {
+            self.conclude_turns(connection, turns);
+        }
+    }
+
+    fn conclude_turns(&mut self, connection: u64, mut turns: Box<ConnectionTurns>) {
+        if let Some(closed) = turns.close_open(connection, None) {
+            self.done.push(closed);
+        }
+        if turns.count > 0 {
+            self.ledgers.push(ConnectionLedger {
+                connection,
+                transactions: 0,
+                ledger: Ledger::default(),
+                stretches: turns.walk.into_stretches(),
+            });
+        }
+    }
+
     /// Every transaction, in the order each began, and the ledger of each
     /// connection that had any, in connection order.
     pub fn finish(mut self) -> (Vec<Transaction>, Vec<ConnectionLedger>) {
-        let mut ledgers = Vec::new();
-        for (connection, mut turns) in self.connections.drain() {
-            if let Some(closed) = turns.close_open(connection, None) {
-                self.done.push(closed);
-            }
-            if turns.count > 0 {
-                ledgers.push(ConnectionLedger {
-                    connection,
-                    transactions: 0,
-                    ledger: Ledger::default(),
-                    stretches: turns.walk.into_stretches(),
-                });
-            }
+        for (connection, turns) in std::mem::take(&mut self.connections) {
+            self.conclude_turns(connection, turns);
         }
+        let mut ledgers = self.ledgers;
         // Keys sorted, then each record moved once: transactions are large.
         let mut done = self.done;
         done.sort_by_cached_key(Transaction::capture_order);
