@@ -10,11 +10,11 @@ use std::sync::Arc;
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 
 /// Pages are released behind the reader in steps of this size.
-const RELEASE_STEP: usize = 16 << 20;
+const RELEASE_STEP: usize = 4 << 20;
 /// How far ahead of the reader pages are mapped.
-const MAP_AHEAD: usize = 32 << 20;
+const MAP_AHEAD: usize = 8 << 20;
 /// Pages are mapped ahead in steps of this size.
-const MAP_STEP: usize = 4 << 20;
+const MAP_STEP: usize = 1 << 20;
 const PAGE: usize = 4096;
 
 pub(crate) struct Releaser {

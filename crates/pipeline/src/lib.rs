@@ -78,7 +78,7 @@ const BATCH: usize = 2048;
 /// sooner, so the batches in flight hold a few megabytes, not a hundred.
 const BATCH_PAYLOAD_BYTES: usize = 256 * 1024;
 /// Batches in flight; bounds the memory between the threads.
-const QUEUE_DEPTH: usize = 16;
+const QUEUE_DEPTH: usize = 4;
 /// Bytes of each frame decoded: enough for link, tunnel, IP and TCP headers;
 /// a chain of headers longer than this counts as truncated.
 const HEADER_BYTES: usize = 192;
