@@ -169,6 +169,10 @@ pub struct ReleaseTracker {
     /// The latest ACK to have reached the sender, and whether it reached it
     /// after the sender's previous data left.
     reached: Option<(AckSeen, bool)>,
+    /// The first ACK to reach the sender after its last data, while the
+    /// ACKs after it acknowledged nothing more: a sender with all it had
+    /// sent acknowledged since then was not waiting for them.
+    first_since_last_data: Option<AckSeen>,
     /// The sender resent data, or the capture saw a gap in it: loss has
     /// cut its congestion window since.
     loss_seen: bool,
@@ -628,8 +632,32 @@ impl ReleaseTracker {
             let after_last_data = self
                 .last_data
                 .is_none_or(|last| reaches_sender > last.unqueued_ns());
+            self.note_first_since_last_data(ack, after_last_data);
             self.reached = Some((ack, after_last_data));
         }
+    }
+
+    fn note_first_since_last_data(&mut self, ack: AckSeen, after_last_data: bool) {
+        let acknowledged_more = self
+            .first_since_last_data
+            .is_none_or(|first| seq::after(ack.ack_after, first.ack_after));
+        if !after_last_data || acknowledged_more {
+            self.first_since_last_data = after_last_data.then_some(ack);
+        }
+    }
+
+    /// An earlier ACK had already acknowledged all that `ack` did, and
+    /// reached the sender too long before `now_ns` to have let its data go.
+    fn all_acked_earlier(
+        &self,
+        ack: &AckSeen,
+        now_ns: i64,
+        to_sender: ToSender,
+    ) -> Option<AckSeen> {
+        self.first_since_last_data.filter(|first| {
+            first.ack_after == ack.ack_after
+                && !to_sender.prompt(first.at_ns, now_ns, first.delayed)
+        })
     }
 
     /// Seen beside the sender, it sent nothing for longer than a round
@@ -676,6 +704,7 @@ impl ReleaseTracker {
         }
         self.edge_at_last_send = self.reached.map(|(ack, _)| edge_after(&ack));
         self.acked_since_last_data = false;
+        self.first_since_last_data = None;
         self.last_data = Some(now);
         self.last_data_len = len;
         self.largest_segment = self.largest_segment.max(len);
@@ -809,6 +838,9 @@ impl ReleaseTracker {
                 Lacked::ReceiveWindow
             }
         } else if covered_all(&ack) {
+            if let Some(first) = self.all_acked_earlier(&ack, now_ns, to_sender) {
+                return idle_or_queued(Some(&first));
+            }
             Lacked::AllAcked {
                 ack_delayed: ack.delayed,
                 small_held: self.small_after_small(len) && !self.small_released_since_peer_data,
@@ -1153,26 +1185,15 @@ mod tests {
     #[test]
     fn a_late_ack_that_acknowledges_nothing_new_was_not_held_back() {
         // All acknowledged at once; then, long after, an ACK of nothing new
-        // (a window update, or the ACK on a FIN) just before the next data.
+        // (a window update, or the ACK on a FIN) just before the next data:
+        // the sender, with nothing outstanding, was released by its application.
         let mut tracker = ReleaseTracker::default();
         tracker.learn_mss(1448);
         tracker.new_data(0, 1, 100, 1, 0);
         tracker.acked(ack(1_000_000, 1, 101, 65535, 101), 1_000_000);
         tracker.acked(ack(300_000_000, 101, 101, 65535, 101), 1_000_000);
         let (_, release) = tracker.new_data(300_100_000, 101, 200, 101, 0).unwrap();
-        assert!(
-            matches!(
-                release,
-                Release::Ack {
-                    lacked: Lacked::AllAcked {
-                        ack_delayed: false,
-                        ..
-                    },
-                    ..
-                }
-            ),
-            "{release:?}"
-        );
+        assert_eq!(release, Release::Application);
     }
 
     #[test]
