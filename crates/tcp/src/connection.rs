@@ -5,6 +5,7 @@ use decode::{Endpoint, Flags, Segment};
 use crate::direction::{self, Half, Relative, SideRtts, WindowScale};
 use crate::event::{Direction, EventKind, EventSet};
 use crate::recorded_twice::Recent;
+use crate::services;
 use crate::summary::{Close, CloseHow, ConnState, ConnectionSummary, Handshake, Role, SynOptions};
 use crate::view::SegmentView;
 
@@ -496,7 +497,9 @@ fn roles(first: &Segment) -> (Endpoint, Endpoint, bool) {
     match (first.flags.syn(), first.flags.ack()) {
         (true, false) => (first.src, first.dst, false),
         (true, true) => (first.dst, first.src, false),
-        _ if first.src.port >= first.dst.port => (first.src, first.dst, true),
+        _ if services::more_likely_client(first.src.port, first.dst.port) => {
+            (first.src, first.dst, true)
+        }
         _ => (first.dst, first.src, true),
     }
 }

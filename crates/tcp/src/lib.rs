@@ -18,6 +18,7 @@ mod release;
 mod rtt;
 mod send_time;
 mod seq;
+mod services;
 pub mod stack;
 mod summary;
 mod syn_flood;
