@@ -4,15 +4,17 @@
 //! is provably waiting for the rest. The protocol says so where it states
 //! its messages' lengths: a TLS record's header, an HTTP message's
 //! `Content-Length` or chunked encoding, the length fields of DNS over TCP,
-//! SMB, PostgreSQL and memcached's binary protocol, RESP's (Redis) and
-//! memcached's text framing. For each direction of a connection this
+//! SMB, PostgreSQL, DNP3 and memcached's binary protocol, RESP's (Redis)
+//! and memcached's text framing. For each direction of a connection this
 //! module follows those lengths through the byte stream, in sequence
 //! order, and says after each segment whether the sender's bytes so far end
 //! a message, stop inside one, or cannot be known (an unknown protocol, or
 //! bytes the capture cut short or missed where a length was to be read).
 //! It also says whether the client's messages ask for an answer (an HTTP
-//! request does; a TLS alert or a memcached `noreply` command does not).
+//! request does; a TLS alert, a memcached `noreply` command or a DNP3
+//! master's confirm does not).
 
+mod dnp3;
 mod http;
 mod lengths;
 mod memcached;
@@ -84,6 +86,7 @@ enum Reader {
     Prefixed(Prefixed),
     Resp(Resp),
     Memcached(MemcachedText),
+    Dnp3(dnp3::Frames),
 }
 
 impl Reader {
@@ -96,6 +99,7 @@ impl Reader {
             Reader::Prefixed(reader) => reader.take(captured, len),
             Reader::Resp(reader) => reader.take(captured, len),
             Reader::Memcached(reader) => reader.take(captured, len),
+            Reader::Dnp3(reader) => reader.take(captured, len),
         }
     }
 
@@ -108,6 +112,7 @@ impl Reader {
             Reader::Prefixed(reader) => reader.asks(),
             Reader::Resp(reader) => reader.asks(),
             Reader::Memcached(reader) => reader.asks(),
+            Reader::Dnp3(reader) => reader.asks(),
         }
     }
 }
@@ -123,6 +128,7 @@ enum Protocol {
     Redis,
     Memcached,
     MemcachedBinary,
+    Dnp3,
 }
 
 impl Protocol {
@@ -134,6 +140,9 @@ impl Protocol {
         }
         if http::starts(first) {
             return Some(Protocol::Http);
+        }
+        if dnp3::starts(first) {
+            return Some(Protocol::Dnp3);
         }
         match server_port {
             53 => Some(Protocol::Dns),
@@ -164,6 +173,7 @@ impl Protocol {
             Protocol::MemcachedBinary => {
                 Reader::Prefixed(Prefixed::new(Lengths::MemcachedBinary, client))
             }
+            Protocol::Dnp3 => Reader::Dnp3(dnp3::Frames::new(client)),
         }
     }
 }
