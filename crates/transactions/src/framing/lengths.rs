@@ -1,7 +1,8 @@
 //! Protocols whose every message opens with a header stating its length:
 //! DNS over TCP (RFC 1035 §4.2.2), SMB's NetBIOS session header (RFC 1002
 //! §4.3.1; port 445 keeps its four bytes), PostgreSQL (its frontend/backend
-//! protocol, version 3) and memcached's binary protocol.
+//! protocol, version 3), memcached's binary protocol, Modbus/TCP's MBAP
+//! header and TPKT (RFC 1006: ISO transport over TCP, under S7 and RDP).
 
 use super::{Asks, Completed, Framing, Step};
 
@@ -19,12 +20,18 @@ pub enum Lengths {
     /// to an encryption request is a single byte.
     PostgresAnswer,
     MemcachedBinary,
+    Modbus,
+    Tpkt,
 }
 
 /// PostgreSQL's protocol version 3.0, as a startup message states it
 /// (other codes there ask for encryption or cancel a query, and another
 /// startup message follows them).
 const POSTGRES_PROTOCOL_3: u32 = 196_608;
+
+/// A TPKT packet this long holds a COTP data TPDU's three-byte header and
+/// no data: it carries nothing to answer.
+const TPKT_EMPTY_DATA: u32 = 7;
 
 /// memcached binary opcodes that ask for no answer: the quiet variants
 /// (answered only on a miss or an error, or at the next non-quiet one) and quitq.
@@ -41,6 +48,10 @@ impl Lengths {
             Lengths::PostgresStartup => 8,
             Lengths::PostgresQuery | Lengths::PostgresAnswer => 5,
             Lengths::MemcachedBinary => 24,
+            // Transaction and protocol identifiers, then the length.
+            Lengths::Modbus => 6,
+            // Version 3, a reserved byte, then the length of the whole packet.
+            Lengths::Tpkt => 4,
         }
     }
 
@@ -62,6 +73,11 @@ impl Lengths {
             Lengths::MemcachedBinary => {
                 matches!(header[0], 0x80 | 0x81).then(|| u64::from(be32(8)))
             }
+            Lengths::Modbus => (header[2..4] == [0, 0])
+                .then(|| u64::from(u16::from_be_bytes([header[4], header[5]]))),
+            Lengths::Tpkt => (header[..2] == [3, 0])
+                .then(|| u64::from(u16::from_be_bytes([header[2], header[3]])).checked_sub(4))
+                .flatten(),
         }
     }
 
@@ -93,6 +109,14 @@ impl Lengths {
                 (true, Asks::Nothing)
             }
             Lengths::MemcachedBinary => (true, Asks::Answer),
+            Lengths::Modbus | Lengths::Tpkt if !client => (true, Asks::Nothing),
+            Lengths::Modbus => (true, Asks::Answer),
+            Lengths::Tpkt
+                if u32::from(u16::from_be_bytes([header[2], header[3]])) == TPKT_EMPTY_DATA =>
+            {
+                (true, Asks::Nothing)
+            }
+            Lengths::Tpkt => (true, Asks::Answer),
         }
     }
 }
@@ -247,6 +271,32 @@ mod tests {
     fn a_postgres_server_that_accepts_encryption_hands_over_to_tls() {
         let mut server = Prefixed::new(Lengths::PostgresAnswer, false);
         assert_eq!(server.take(b"S", 1), Step::StartsTls);
+    }
+
+    #[test]
+    fn a_tpkt_data_tpdu_with_no_data_asks_nothing() {
+        let mut client = Prefixed::new(Lengths::Tpkt, true);
+        let empty = [3, 0, 0, 7, 2, 0xf0, 0x80];
+        assert_eq!(client.take(&empty, 7), Step::Framed(Framing::Complete));
+        assert_eq!(client.asks(), Some(Asks::Nothing));
+        let read = [3, 0, 0, 9, 2, 0xf0, 0x80, 0x32, 0x01];
+        assert_eq!(
+            client.take(&read[..6], 6),
+            Step::Framed(Framing::Unfinished)
+        );
+        assert_eq!(client.take(&read[6..], 3), Step::Framed(Framing::Complete));
+        assert_eq!(client.asks(), Some(Asks::Answer));
+    }
+
+    #[test]
+    fn a_modbus_request_ends_at_its_mbap_length() {
+        let mut client = Prefixed::new(Lengths::Modbus, true);
+        let read_registers = [0, 1, 0, 0, 0, 6, 1, 3, 0, 0, 0, 10];
+        assert_eq!(
+            client.take(&read_registers, 12),
+            Step::Framed(Framing::Complete)
+        );
+        assert_eq!(client.asks(), Some(Asks::Answer));
     }
 
     #[test]

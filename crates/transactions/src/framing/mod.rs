@@ -4,15 +4,15 @@
 //! is provably waiting for the rest. The protocol says so where it states
 //! its messages' lengths: a TLS record's header, an HTTP message's
 //! `Content-Length` or chunked encoding, the length fields of DNS over TCP,
-//! SMB, PostgreSQL, DNP3 and memcached's binary protocol, RESP's (Redis)
-//! and memcached's text framing. For each direction of a connection this
+//! SMB, PostgreSQL, DNP3, Modbus, TPKT (S7, RDP) and memcached's binary
+//! protocol, RESP's (Redis) and memcached's text framing. For each direction of a connection this
 //! module follows those lengths through the byte stream, in sequence
 //! order, and says after each segment whether the sender's bytes so far end
 //! a message, stop inside one, or cannot be known (an unknown protocol, or
 //! bytes the capture cut short or missed where a length was to be read).
 //! It also says whether the client's messages ask for an answer (an HTTP
-//! request does; a TLS alert, a memcached `noreply` command or a DNP3
-//! master's confirm does not).
+//! request does; a TLS alert, a memcached `noreply` command, a DNP3
+//! master's confirm or an empty ISO transport data unit does not).
 
 mod dnp3;
 mod http;
@@ -128,6 +128,8 @@ enum Protocol {
     Redis,
     Memcached,
     MemcachedBinary,
+    Modbus,
+    Tpkt,
     Dnp3,
 }
 
@@ -146,6 +148,8 @@ impl Protocol {
         }
         match server_port {
             53 => Some(Protocol::Dns),
+            102 | 3389 => Some(Protocol::Tpkt),
+            502 => Some(Protocol::Modbus),
             139 | 445 => Some(Protocol::Smb),
             5432 => Some(Protocol::Postgres),
             6379 => Some(Protocol::Redis),
@@ -173,6 +177,8 @@ impl Protocol {
             Protocol::MemcachedBinary => {
                 Reader::Prefixed(Prefixed::new(Lengths::MemcachedBinary, client))
             }
+            Protocol::Modbus => Reader::Prefixed(Prefixed::new(Lengths::Modbus, client)),
+            Protocol::Tpkt => Reader::Prefixed(Prefixed::new(Lengths::Tpkt, client)),
             Protocol::Dnp3 => Reader::Dnp3(dnp3::Frames::new(client)),
         }
     }
