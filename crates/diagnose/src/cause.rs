@@ -109,7 +109,8 @@ impl Cause {
 
     /// Time that exists only because something is wrong (TCP's waits, loss,
     /// stalls, pauses, failures), rather than time every exchange spends
-    /// (round trips, transfer, the server's and the client's work).
+    /// (round trips, transfer, a new connection's slow start, which every
+    /// stack does by design, the server's and the client's work).
     pub fn is_waste(self) -> bool {
         !matches!(
             self,
@@ -117,6 +118,7 @@ impl Cause {
                 | Cause::PathLatency
                 | Cause::BottleneckLink
                 | Cause::Transfer
+                | Cause::SlowStart
                 | Cause::ServerThink
                 | Cause::ClientThink
                 | Cause::ServerIdle
