@@ -199,8 +199,34 @@ pub fn charge(
                 }
             }
         }
+        if lost_at_no_ones_cost(t, connection) {
+            totals
+                .entry(Cause::PacketLoss)
+                .or_default()
+                .add(t, action, 0.0);
+        }
     }
     totals
+}
+
+/// The transaction's segments were sent again on a connection that lost
+/// some (not only resent them needlessly), yet no one waited for the
+/// resends: losses are listed with their rate however little they cost.
+fn lost_at_no_ones_cost(t: &Transaction, connection: Option<&ConnectionSummary>) -> bool {
+    let waited_ms: f64 = [
+        Part::RetransmissionTimeout,
+        Part::TailLoss,
+        Part::LossRecovery,
+    ]
+    .map(|part| t.ledger.get(part))
+    .iter()
+    .sum();
+    let lost = connection.is_some_and(|c| {
+        c.directions()
+            .iter()
+            .any(|d| d.lost_before_capture + d.lost_after_capture > 0)
+    });
+    t.retransmissions > 0 && waited_ms == 0.0 && lost
 }
 
 /// Where a part's time goes: to one cause, or split between two.

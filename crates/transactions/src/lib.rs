@@ -191,8 +191,10 @@ impl Open {
     /// covered stay only if the client moved on at once after its end. The
     /// server's time before its answer is a wait when the request asked for
     /// an answer, or, where the protocol does not say, when the client moved
-    /// on at once after it. In a conversation no one waits for the rest of
-    /// a message, nor for the client's first.
+    /// on at once after it. After a message that asks for nothing (a
+    /// goodbye, an alert) no one waits, for a resend either. In a
+    /// conversation no one waits for the rest of a message, nor for the
+    /// client's first.
     fn settle(&mut self, in_conversation: bool) {
         if in_conversation {
             self.ledger.move_to(Part::ClientStart, Part::ClientThink);
@@ -218,14 +220,24 @@ impl Open {
             self.ledger
                 .move_ms(Part::ServerPause, Part::ServerIdle, unframed);
         }
+        let asked_nothing = self.awaits_no_answer || self.asks == Some(Asks::Nothing);
         let awaited = match self.asks.unwrap_or_default() {
-            _ if self.awaits_no_answer => false,
+            _ if asked_nothing => false,
             Asks::Answer => true,
             Asks::Nothing => false,
             Asks::Unknown => reacted,
         };
         if !awaited {
             self.ledger.move_to(Part::Server, Part::ServerIdle);
+        }
+        if asked_nothing {
+            for loss in [
+                Part::RetransmissionTimeout,
+                Part::TailLoss,
+                Part::LossRecovery,
+            ] {
+                self.ledger.move_to(loss, Part::ServerIdle);
+            }
         }
     }
 

@@ -352,3 +352,46 @@ fn keep_alive_probes_carry_no_request_nor_answer() {
     assert_eq!(transactions[0].response_bytes, 50);
     assert_eq!(transactions[0].server_think_ms, Some(2.0));
 }
+
+#[test]
+fn no_one_waits_for_the_resend_of_an_answer_to_a_goodbye() {
+    // TLS on port 443: a hello each way, then, a second on, the client's
+    // close_notify alert and FIN. The server's own alert is lost before the
+    // capture point and resent by its timer three seconds later.
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:443");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    conn.send_bytes(
+        &mut trace,
+        Side::Client,
+        10.0,
+        &[22, 3, 1, 0, 4, 1, 0, 0, 0],
+    );
+    conn.send_bytes(
+        &mut trace,
+        Side::Server,
+        13.0,
+        &[22, 3, 3, 0, 4, 2, 0, 0, 0],
+    );
+    conn.ack(&mut trace, Side::Client, 13.1);
+    conn.send_bytes(&mut trace, Side::Client, 1_000.0, &[21, 3, 3, 0, 2, 1, 0]);
+    conn.fin(&mut trace, Side::Client, 1_000.1);
+    let lost = conn.lose(Side::Server, 7);
+    conn.ack(&mut trace, Side::Server, 1_002.0);
+    conn.send_at(&mut trace, Side::Server, 4_002.0, lost, 7);
+    conn.ack(&mut trace, Side::Client, 4_003.0);
+    let transactions = transactions_of(&trace);
+    let goodbye = transactions.last().unwrap();
+    assert_eq!(goodbye.retransmissions, 1, "{goodbye:?}");
+    for loss in [
+        Part::RetransmissionTimeout,
+        Part::TailLoss,
+        Part::LossRecovery,
+    ] {
+        assert_eq!(goodbye.ledger.get(loss), 0.0, "{goodbye:?}");
+    }
+    assert!(
+        goodbye.ledger.get(Part::ServerIdle) >= 3_000.0,
+        "{goodbye:?}"
+    );
+}

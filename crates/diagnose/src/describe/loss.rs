@@ -77,14 +77,24 @@ fn location(counts: &LossCounts) -> String {
     }
 }
 
+/// How long the senders waited for the losses to be recovered, or that
+/// no one did (a resend of a goodbye, of an answer no one asked for).
+fn waited_for_resends(ms: f64) -> String {
+    if ms > 0.0 {
+        format!("{} waiting for the losses to be recovered", duration(ms))
+    } else {
+        "no one waiting for the resends".to_string()
+    }
+}
+
 pub(super) fn packet_loss(facts: &Facts, inputs: &Inputs) -> Finding {
     let counts = loss_counts(inputs);
     let mut found = with_text(
         facts.kind,
         format!(
-            "Packet loss: {}, {} waiting for the losses to be recovered, lost {}",
+            "Packet loss: {}, {}, lost {}",
             counts.resends(),
-            duration(facts.total.cost_ms),
+            waited_for_resends(facts.total.cost_ms),
             counts.side()
         ),
         format!(
