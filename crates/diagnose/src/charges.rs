@@ -165,7 +165,13 @@ pub struct Context {
     pub pool: Option<PoolQueueing>,
     /// Periods of periodic loss bursts (start and end, ns), in time order.
     pub loss_bursts: Vec<(i64, i64)>,
-    pub dead_peers: FxHashSet<u64>,
+    /// The last transactions (connection, index) of connections on which
+    /// one side stopped answering: their losses are a dead peer's.
+    pub dead_peers: FxHashSet<(u64, u32)>,
+    /// The last transactions (connection, index) of dead peers that had
+    /// said goodbye (sent their FIN) before: no one waited for what their
+    /// peer resent them at the end.
+    pub gone_after_goodbye: FxHashSet<(u64, u32)>,
     pub black_holes: FxHashSet<u64>,
     /// SYNs were lost no more often than the data: the path's loss, not a
     /// listen queue or a filter, made the handshakes wait.
@@ -199,7 +205,15 @@ pub fn charge(
                 }
             }
         }
-        if lost_at_no_ones_cost(t, connection) {
+        let gone = context
+            .gone_after_goodbye
+            .contains(&(t.connection, t.index));
+        if gone && t.retransmissions > 0 {
+            totals
+                .entry(Cause::DeadPeer)
+                .or_default()
+                .add(t, action, 0.0);
+        } else if lost_at_no_ones_cost(t, connection) {
             totals
                 .entry(Cause::PacketLoss)
                 .or_default()
@@ -213,20 +227,23 @@ pub fn charge(
 /// some (not only resent them needlessly), yet no one waited for the
 /// resends: losses are listed with their rate however little they cost.
 fn lost_at_no_ones_cost(t: &Transaction, connection: Option<&ConnectionSummary>) -> bool {
-    let waited_ms: f64 = [
-        Part::RetransmissionTimeout,
-        Part::TailLoss,
-        Part::LossRecovery,
-    ]
-    .map(|part| t.ledger.get(part))
-    .iter()
-    .sum();
     let lost = connection.is_some_and(|c| {
         c.directions()
             .iter()
             .any(|d| d.lost_before_capture + d.lost_after_capture > 0)
     });
-    t.retransmissions > 0 && waited_ms == 0.0 && lost
+    t.retransmissions > 0 && !lost_in(t) && lost
+}
+
+/// The transaction's ledger holds waits for resends.
+fn lost_in(t: &Transaction) -> bool {
+    [
+        Part::RetransmissionTimeout,
+        Part::TailLoss,
+        Part::LossRecovery,
+    ]
+    .iter()
+    .any(|&part| t.ledger.get(part) > 0.0)
 }
 
 /// Where a part's time goes: to one cause, or split between two.
@@ -272,6 +289,13 @@ fn assign(
         Part::ReceiveWindow => single(Cause::ReceiveWindow),
         Part::ZeroWindow => single(Cause::ZeroWindow),
         Part::SendBuffer => single(Cause::SendBuffer),
+        Part::RetransmissionTimeout | Part::TailLoss | Part::LossRecovery
+            if context
+                .gone_after_goodbye
+                .contains(&(t.connection, t.index)) =>
+        {
+            [None, None]
+        }
         Part::RetransmissionTimeout | Part::TailLoss | Part::LossRecovery => {
             single(loss(part, t, connection, context))
         }
@@ -307,7 +331,7 @@ fn loss(
     connection: Option<&ConnectionSummary>,
     context: &Context,
 ) -> Cause {
-    if context.dead_peers.contains(&t.connection) {
+    if context.dead_peers.contains(&(t.connection, t.index)) {
         return Cause::DeadPeer;
     }
     if context.black_holes.contains(&t.connection) {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use tcp::{ConnectionSummary, DirectionSummary, Role};
 use timeline::Tick;
 use transactions::Part;
 
@@ -31,17 +32,8 @@ pub fn context(inputs: &Inputs) -> Context {
         pool: detectors::pool_queueing(inputs),
         loss_bursts: loss_burst_pattern(inputs.ticks, inputs.transactions)
             .map_or_else(Vec::new, |b| b.spans),
-        dead_peers: inputs
-            .connections
-            .iter()
-            .filter(|c| !detectors::black_holed(c))
-            .filter(|c| {
-                c.directions()
-                    .iter()
-                    .any(|d| d.most_resends >= DEAD_AFTER_RESENDS && d.unacknowledged_at_end > 0)
-            })
-            .map(|c| c.id)
-            .collect(),
+        dead_peers: last_transactions_of(inputs, |_, _| true),
+        gone_after_goodbye: last_transactions_of(inputs, |c, silent| c.close.by == Some(silent)),
         black_holes: inputs
             .connections
             .iter()
@@ -60,6 +52,46 @@ pub fn context(inputs: &Inputs) -> Context {
             })
             .map(charges::path)
             .collect(),
+    }
+}
+
+/// The last transaction of each connection on which one side stopped
+/// answering (see [`silent_peer`]), of those `chosen` by the connection and
+/// that side: where its peer resent the same data to the end.
+fn last_transactions_of(
+    inputs: &Inputs,
+    chosen: impl Fn(&ConnectionSummary, Role) -> bool,
+) -> FxHashSet<(u64, u32)> {
+    let dead: FxHashSet<u64> = inputs
+        .connections
+        .iter()
+        .filter(|c| !detectors::black_holed(c))
+        .filter(|c| silent_peer(c).is_some_and(|silent| chosen(c, silent)))
+        .map(|c| c.id)
+        .collect();
+    let mut last: FxHashMap<u64, u32> = FxHashMap::default();
+    for t in inputs
+        .transactions
+        .iter()
+        .filter(|t| dead.contains(&t.connection))
+    {
+        let index = last.entry(t.connection).or_default();
+        *index = (*index).max(t.index);
+    }
+    last.into_iter().collect()
+}
+
+/// The side that stopped answering: its peer resent the same data again
+/// and again, and it was never acknowledged.
+fn silent_peer(c: &ConnectionSummary) -> Option<Role> {
+    let unanswered =
+        |d: &DirectionSummary| d.most_resends >= DEAD_AFTER_RESENDS && d.unacknowledged_at_end > 0;
+    if unanswered(&c.server_to_client) {
+        Some(Role::Client)
+    } else if unanswered(&c.client_to_server) {
+        Some(Role::Server)
+    } else {
+        None
     }
 }
 

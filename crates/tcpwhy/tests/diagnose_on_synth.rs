@@ -208,3 +208,45 @@ fn pauses_inside_what_a_side_says_are_waits_only_where_someone_waited() {
     let session = findings_of("pieces-of-a-terminal-session", ssh, 3.0);
     assert!(!split_loud(&session), "{session:#?}");
 }
+
+/// The client asks, the server answers in part, then its last piece goes
+/// unacknowledged through five resends with growing timeouts. Where the
+/// client had said goodbye (its FIN) before going silent, no one waited for
+/// those resends: the dead peer is listed, as info. Where it went silent
+/// mid-answer, it left the server's answer hanging: a dead peer, loud.
+#[test]
+fn a_peer_silent_after_its_goodbye_made_no_one_wait() {
+    let dead_peer_of = |name: &str, client_says_goodbye: bool| {
+        let mut trace = Trace::ethernet();
+        let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+        conn.handshake(&mut trace, 0.0, 2.0);
+        conn.send(&mut trace, Side::Client, 10.0, 100);
+        conn.send(&mut trace, Side::Server, 12.0, 500);
+        conn.ack(&mut trace, Side::Client, 13.0);
+        if client_says_goodbye {
+            conn.fin(&mut trace, Side::Client, 14.0);
+        }
+        let last = conn.send(&mut trace, Side::Server, 15.0, 31);
+        let mut resend_at = 15.0;
+        for backoff in [200.0, 400.0, 800.0, 1_600.0, 3_200.0] {
+            resend_at += backoff;
+            conn.send_at(&mut trace, Side::Server, resend_at, last, 31);
+        }
+        let capture = written(name, &trace);
+        let findings = common::objects("diagnose", &capture, "finding");
+        std::fs::remove_file(&capture).unwrap();
+        findings
+            .into_iter()
+            .find(|f| f["kind"] == "dead_peer")
+            .map(|f| f["severity"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        dead_peer_of("silent-after-goodbye", true).as_deref(),
+        Some("info")
+    );
+    let mid_answer = dead_peer_of("silent-mid-answer", false);
+    assert!(
+        matches!(mid_answer.as_deref(), Some("warning" | "critical")),
+        "{mid_answer:?}"
+    );
+}
