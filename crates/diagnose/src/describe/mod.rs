@@ -233,6 +233,25 @@ fn count(n: u64, noun: &str) -> String {
     }
 }
 
+/// A round trip of `ms`, as its length: `a 42.0 ms round trip`. A capture
+/// whose clock ticks coarsely can time one as nothing, which no figure
+/// may then be divided by or read against.
+fn a_round_trip(ms: f64) -> String {
+    if ms > 0.0 {
+        format!("a {} round trip", duration(ms))
+    } else {
+        "a round trip too short for the capture's clock to time".to_string()
+    }
+}
+
+/// `text` with its first letter in capitals, to open a sentence.
+fn capitalized(text: &str) -> String {
+    let mut letters = text.chars();
+    letters.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(letters).collect()
+    })
+}
+
 /// A duration in the unit that reads best: `850 µs`, `42.0 ms`, `3.21 s`.
 fn duration(ms: f64) -> String {
     if ms >= 10_000.0 {
@@ -254,5 +273,19 @@ fn bytes(n: u64) -> String {
         format!("{:.1} kB", n as f64 / 1e3)
     } else {
         format!("{n} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_trip_the_clock_could_not_time_is_not_given_a_length() {
+        assert_eq!(a_round_trip(42.0), "a 42.0 ms round trip");
+        assert_eq!(
+            capitalized(&a_round_trip(0.0)),
+            "A round trip too short for the capture's clock to time"
+        );
     }
 }

@@ -3,7 +3,7 @@
 
 use tcp::{Direction, DirectionSummary, RttStats};
 
-use super::{count, duration, round, with_text, Facts};
+use super::{a_round_trip, capitalized, count, duration, round, with_text, Facts};
 use crate::charges::{self, queue_samples, Context};
 use crate::{Finding, Inputs};
 
@@ -13,9 +13,9 @@ pub(super) fn chattiness(facts: &Facts) -> Finding {
     let mut found = with_text(
         facts.kind,
         format!(
-            "{} in a row, each paying a {} round trip: {} in all",
+            "{} in a row, each paying {}: {} in all",
             count(turns, "request/response turn"),
-            duration(rtt),
+            a_round_trip(rtt),
             duration(facts.total.cost_ms)
         ),
         format!(
@@ -37,8 +37,8 @@ pub(super) fn path_latency(facts: &Facts) -> Finding {
     let mut found = with_text(
         facts.kind,
         format!(
-            "A {} round trip on the path: {} of waiting for packets to cross it",
-            duration(rtt),
+            "{} on the path: {} of waiting for packets to cross it",
+            capitalized(&a_round_trip(rtt)),
             duration(facts.total.cost_ms)
         ),
         format!(

@@ -4,7 +4,7 @@
 
 use tcp::stack::{DELAYED_ACK_MAX_NS, DELAYED_ACK_MIN_NS};
 
-use super::{bytes, count, duration, round, with_text, Facts};
+use super::{a_round_trip, bytes, count, duration, round, with_text, Facts};
 use crate::Finding;
 
 /// What the ACK that released a segment held back by Nagle was, from how long
@@ -124,10 +124,10 @@ pub(super) fn receive_window(facts: &Facts) -> Finding {
         facts.kind,
         format!(
             "The {sender} waited {} for the {receiver}'s {} receive window to open: at most a \
-             window per {} round trip",
+             window per round trip ({})",
             duration(facts.total.cost_ms),
             bytes(window),
-            duration(rtt)
+            a_round_trip(rtt)
         ),
         format!(
             "The {sender} repeatedly had as much in flight as the {receiver} advertised and \
@@ -145,8 +145,9 @@ pub(super) fn receive_window(facts: &Facts) -> Finding {
     );
     found.fix = format!(
         "Give the {receiver} a receive buffer of at least the bandwidth-delay product (the \
-         link's rate times {}), and keep window scaling on at both ends and in every middlebox.",
-        duration(rtt)
+         link's rate times the round trip, {}), and keep window scaling on at both ends and \
+         in every middlebox.",
+        a_round_trip(rtt)
     );
     found.figures.insert("window_bytes", window as f64);
     found.figures.insert("rtt_ms", round(rtt));
