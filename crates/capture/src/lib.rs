@@ -30,12 +30,15 @@ pub struct Frame<'a> {
 pub const EARLIEST_TIMESTAMP_NS: i64 = -(1 << 61);
 pub const LATEST_TIMESTAMP_NS: i64 = 1 << 62;
 
-/// A capture that cannot be read further: names the file and the byte offset.
+/// A capture that cannot be read further: names the file and, where the
+/// data was at fault, the byte offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaptureError {
     pub path: String,
-    /// Offset in the (decompressed) stream where the bad data starts.
+    /// Offset where the bad data starts, as [`CaptureError::place`] counts it.
     pub offset: u64,
+    /// What the offset counts, if anything.
+    pub place: Place,
     /// Frames successfully read from this file before the error.
     pub frames_read: u64,
     pub reason: String,
@@ -44,9 +47,43 @@ pub struct CaptureError {
     pub cut_short: bool,
 }
 
+/// What a [`CaptureError`]'s offset counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// No offset: the system failed (a file that cannot be opened or
+    /// read), or the file is empty.
+    Nowhere,
+    /// Bytes of the file.
+    File,
+    /// Bytes of the decompressed stream; `compressed` is how far the
+    /// decoder had read the compressed file, where it knows.
+    Decompressed { compressed: Option<u64> },
+}
+
+impl CaptureError {
+    /// Where the error lies, as words to follow the reason: " at byte 24",
+    /// " at byte 8877 in the decompressed stream (byte 2048 of the
+    /// compressed file)", or nothing.
+    pub fn position(&self) -> String {
+        let offset = self.offset;
+        match self.place {
+            Place::Nowhere => String::new(),
+            Place::File => format!(" at byte {offset}"),
+            Place::Decompressed { compressed: None } => {
+                format!(" at byte {offset} in the decompressed stream")
+            }
+            Place::Decompressed {
+                compressed: Some(compressed),
+            } => format!(
+                " at byte {offset} in the decompressed stream (byte {compressed} of the compressed file)"
+            ),
+        }
+    }
+}
+
 impl fmt::Display for CaptureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} at byte {}", self.path, self.reason, self.offset)
+        write!(f, "{}: {}{}", self.path, self.reason, self.position())
     }
 }
 
@@ -74,7 +111,6 @@ use pcap::Pcap;
 use pcapng::Pcapng;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// Enough to tell every compression and capture format apart.
 const MAGIC_LEN: usize = 4;
 
@@ -96,6 +132,8 @@ struct ReadError {
     offset: Option<u64>,
     reason: String,
     cut_short: bool,
+    /// Not the data's fault: the system failed, or there is no data.
+    nowhere: bool,
 }
 
 impl ReadError {
@@ -104,6 +142,7 @@ impl ReadError {
             offset: Some(offset),
             reason: reason.into(),
             cut_short: false,
+            nowhere: false,
         }
     }
 
@@ -112,6 +151,16 @@ impl ReadError {
         ReadError {
             cut_short: true,
             ..ReadError::at(offset, reason)
+        }
+    }
+
+    /// An error at no offset.
+    fn nowhere(reason: impl Into<String>) -> Self {
+        ReadError {
+            offset: None,
+            reason: reason.into(),
+            cut_short: false,
+            nowhere: true,
         }
     }
 }
@@ -123,6 +172,8 @@ impl From<io::Error> for ReadError {
             reason: error.to_string(),
             // A compressed stream cut short ends this way.
             cut_short: error.kind() == io::ErrorKind::UnexpectedEof,
+            // Any other error comes from a decompressor, at the data's fault.
+            nowhere: error.raw_os_error().is_some(),
         }
     }
 }
@@ -169,6 +220,8 @@ pub struct CaptureReader {
     frames_read: u64,
     /// None for a mapped file, whose position is the buffer's offset.
     file_bytes_read: Option<Arc<AtomicU64>>,
+    /// The buffer holds the output of a decompressor.
+    decompressed: bool,
     total_bytes: Option<u64>,
 }
 
@@ -177,6 +230,7 @@ pub fn open(path: &str) -> Result<CaptureReader, CaptureError> {
     let failed = |error: io::Error| CaptureError {
         path: path.to_string(),
         offset: 0,
+        place: Place::Nowhere,
         frames_read: 0,
         reason: error.to_string(),
         cut_short: false,
@@ -236,6 +290,7 @@ impl CaptureReader {
             handed_out_len: 0,
             frames_read: 0,
             file_bytes_read: counter,
+            decompressed: false,
             total_bytes,
         };
         reader.detect().map_err(|error| reader.error(error))?;
@@ -245,10 +300,16 @@ impl CaptureReader {
     fn detect(&mut self) -> Result<(), ReadError> {
         self.buffer.fill(MAGIC_LEN)?;
         let head = self.buffer.available();
-        if head.starts_with(&GZIP_MAGIC) || head.starts_with(&ZSTD_MAGIC) {
+        if head.starts_with(&GZIP_MAGIC) || unzstd::starts_a_frame(head) {
             self.decompress()?;
         }
-        self.buffer.fill(MAGIC_LEN)?;
+        if self.buffer.fill(MAGIC_LEN)? == 0 {
+            return Err(ReadError::nowhere(if self.decompressed {
+                "empty once decompressed"
+            } else {
+                "empty file"
+            }));
+        }
         let magic = self.buffer.available().first_chunk::<MAGIC_LEN>().copied();
         let pcap_magics = [pcap::MAGIC_MICROS, pcap::MAGIC_NANOS];
         self.format = match magic {
@@ -271,6 +332,7 @@ impl CaptureReader {
         let count = Arc::new(AtomicU64::new(0));
         self.file_bytes_read = Some(Arc::clone(&count));
         let compressed = Counting { inner: file, count };
+        self.decompressed = true;
         let source: Box<dyn Read + Send> = if is_gzip {
             Box::new(flate2::bufread::MultiGzDecoder::new(compressed))
         } else {
@@ -281,9 +343,20 @@ impl CaptureReader {
     }
 
     fn error(&self, error: ReadError) -> CaptureError {
+        let from_decoder = error.offset.is_none();
+        let place = if error.nowhere {
+            Place::Nowhere
+        } else if self.decompressed {
+            Place::Decompressed {
+                compressed: from_decoder.then(|| self.bytes_read()),
+            }
+        } else {
+            Place::File
+        };
         CaptureError {
             path: self.path.clone(),
             offset: error.offset.unwrap_or(self.buffer.offset()),
+            place,
             frames_read: self.frames_read,
             reason: error.reason,
             cut_short: error.cut_short,

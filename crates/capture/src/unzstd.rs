@@ -13,6 +13,18 @@ use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 /// Input offered before the decoder has said what it wants: a frame header's start.
 const FIRST_HINT: usize = 5;
+const FRAME_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+/// A skippable frame's magic is 0x184D2A50 to 0x184D2A5F, little-endian:
+/// these are its last three bytes.
+const SKIPPABLE_MAGIC_TAIL: [u8; 3] = [0x2a, 0x4d, 0x18];
+
+/// Whether `head` begins a zstd stream: a frame, or a skippable frame
+/// (metadata some writers put first).
+pub fn starts_a_frame(head: &[u8]) -> bool {
+    head.starts_with(&FRAME_MAGIC)
+        || (head.first().is_some_and(|byte| byte & 0xf0 == 0x50)
+            && head.get(1..4) == Some(&SKIPPABLE_MAGIC_TAIL[..]))
+}
 
 pub struct Unzstd<R> {
     source: R,

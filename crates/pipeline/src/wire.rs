@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use capture::CaptureError;
+use capture::{CaptureError, Place};
 use decode::Endpoint;
 use tcp::{
     AckClockStats, Close, CloseHow, ConnState, ConnectionSummary, Direction, DirectionSummary,
@@ -34,7 +34,7 @@ impl std::error::Error for Malformed {}
 
 /// Written first: bytes from another layout are refused, not misread.
 const PART_MAGIC: &[u8; 8] = b"twpart01";
-const SURVEY_MAGIC: &[u8; 8] = b"twfile01";
+const SURVEY_MAGIC: &[u8; 8] = b"twfile02";
 
 impl Part {
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -596,10 +596,35 @@ wire_struct!(Part {
 wire_struct!(CaptureError {
     path,
     offset,
+    place,
     frames_read,
     reason,
     cut_short,
 });
+/// Where a capture error lies: a tag, then the compressed offset if any.
+impl Wire for Place {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Place::Nowhere => 0u8.put(out),
+            Place::File => 1u8.put(out),
+            Place::Decompressed { compressed } => {
+                2u8.put(out);
+                compressed.put(out);
+            }
+        }
+    }
+    fn take(input: &mut &[u8]) -> Result<Self, Malformed> {
+        match u8::take(input)? {
+            0 => Ok(Place::Nowhere),
+            1 => Ok(Place::File),
+            2 => Ok(Place::Decompressed {
+                compressed: Wire::take(input)?,
+            }),
+            _ => Err(Malformed("unknown Place")),
+        }
+    }
+}
+
 wire_struct!(SkipCounts {
     unsupported_link_type,
     not_ip,
