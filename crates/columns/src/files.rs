@@ -1,13 +1,15 @@
 //! Each table as a file in a directory: `connections.parquet`,
-//! `transactions.parquet`, and so on, or `.csv` or `.jsonl`. Each file is
-//! written under a temporary name and renamed once complete, so a reader
-//! never sees half a file.
+//! `transactions.parquet`, and so on, or `.csv` or `.jsonl`. The tables are
+//! written all or nothing: into a temporary directory first ([`Staging`]),
+//! which takes the directory's place, or whose files take their places in
+//! it, only once every table is complete.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
+use tempfile::TempDir;
 
 use crate::{csv, json, parquet, Error, Tables};
 
@@ -31,51 +33,133 @@ impl Format {
     }
 }
 
-/// Writes every table into `directory`, creating it if needed; returns the files written.
-pub fn write(tables: &Tables, directory: &Path, format: Format) -> Result<Vec<PathBuf>, Error> {
-    fs::create_dir_all(directory).map_err(|error| output_error(directory, error))?;
-    let mut written = Vec::new();
-    for (name, batch) in tables.named() {
-        let path = directory.join(format!("{name}.{}", format.extension()));
-        write_file(batch, &path, format)?;
-        written.push(path);
-    }
-    Ok(written)
+/// What was written: the files, and their bytes in all.
+#[derive(Debug)]
+pub struct Written {
+    pub files: Vec<PathBuf>,
+    pub bytes: u64,
 }
 
-fn write_file(batch: &RecordBatch, path: &Path, format: Format) -> Result<(), Error> {
-    let partial = path.with_extension(format!("{}.partial", format.extension()));
-    let written = write_table(batch, &partial, format)
-        .and_then(|()| fs::rename(&partial, path).map_err(|error| output_error(path, error)));
-    if written.is_err() {
-        let _ = fs::remove_file(&partial);
-    }
-    written
+/// A temporary directory the tables are written into, on the file system
+/// of the directory they are for. Dropped before [`Staging::publish`], it
+/// is removed with all it holds.
+pub struct Staging {
+    temporary: TempDir,
+    directory: PathBuf,
+    /// The directory existed: the files move into it one by one, after
+    /// all of them are written. Else the temporary directory becomes it.
+    existed: bool,
 }
 
-fn write_table(batch: &RecordBatch, path: &Path, format: Format) -> Result<(), Error> {
-    let file = File::create(path).map_err(|error| output_error(path, error))?;
+impl Staging {
+    /// A temporary directory for tables meant for `directory`: inside it
+    /// when it exists, else beside it (creating its parents).
+    pub fn new(directory: &Path) -> Result<Staging, Error> {
+        let failed = |error: io::Error| Error::Output(directory.to_owned(), error);
+        let existed = match fs::metadata(directory) {
+            Ok(meta) if meta.is_dir() => true,
+            Ok(_) => {
+                let error = io::Error::new(io::ErrorKind::NotADirectory, "not a directory");
+                return Err(failed(error));
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => false,
+            Err(error) => return Err(failed(error)),
+        };
+        let parent = directory
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let within = if existed { directory } else { parent };
+        if !existed {
+            fs::create_dir_all(within).map_err(|error| Error::Output(within.to_owned(), error))?;
+        }
+        let temporary = tempfile::Builder::new()
+            .prefix(".tcpwhy-tables-")
+            .tempdir_in(within)
+            .map_err(|error| Error::Output(within.to_owned(), error))?;
+        Ok(Staging {
+            temporary,
+            directory: directory.to_owned(),
+            existed,
+        })
+    }
+
+    /// The temporary directory, to remove if the process is ended before
+    /// it is published.
+    pub fn path(&self) -> &Path {
+        self.temporary.path()
+    }
+
+    /// Writes every table into the temporary directory, checking `stop`
+    /// before each: once it says true, nothing more is written.
+    pub fn write(
+        &self,
+        tables: &Tables,
+        format: Format,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Vec<String>, Error> {
+        let mut names = Vec::new();
+        for (table, batch) in tables.named() {
+            if stop() {
+                return Err(Error::Interrupted);
+            }
+            let name = format!("{table}.{}", format.extension());
+            write_table(batch, &self.path().join(&name), format).map_err(|reason| {
+                Error::Table {
+                    table,
+                    path: self.directory.join(&name),
+                    reason,
+                }
+            })?;
+            names.push(name);
+        }
+        Ok(names)
+    }
+
+    /// Puts the files `names` in their directory: the temporary directory
+    /// takes its place, or, when it existed, each file is renamed into it.
+    pub fn publish(self, names: &[String]) -> Result<Written, Error> {
+        let files: Vec<PathBuf> = names.iter().map(|name| self.directory.join(name)).collect();
+        let bytes = names
+            .iter()
+            .filter_map(|name| fs::metadata(self.path().join(name)).ok())
+            .map(|meta| meta.len())
+            .sum();
+        let moved = if self.existed {
+            names.iter().zip(&files).try_for_each(|(name, file)| {
+                fs::rename(self.path().join(name), file)
+                    .map_err(|error| Error::Output(file.clone(), error))
+            })
+        } else {
+            let temporary = self.temporary.keep();
+            fs::rename(&temporary, &self.directory).map_err(|error| {
+                let _ = fs::remove_dir_all(&temporary);
+                Error::Output(self.directory.clone(), error)
+            })
+        };
+        moved?;
+        Ok(Written { files, bytes })
+    }
+}
+
+fn write_table(batch: &RecordBatch, path: &Path, format: Format) -> Result<(), String> {
+    let file = File::create(path).map_err(|error| error.to_string())?;
     match format {
         Format::Parquet => parquet::write(batch, file),
-        Format::Csv => write_text(file, path, |out| {
+        Format::Csv => write_text(file, |out| {
             csv::write_header(out, batch.schema().fields())?;
             csv::write_rows(out, batch)
         }),
-        Format::Json => write_text(file, path, |out| json::write_lines(out, batch, None)),
+        Format::Json => write_text(file, |out| json::write_lines(out, batch, None)),
     }
 }
 
 fn write_text(
     file: File,
-    path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> Result<(), Error> {
+) -> Result<(), String> {
     let mut out = BufWriter::new(file);
     write(&mut out)
         .and_then(|()| out.flush())
-        .map_err(|error| output_error(path, error))
-}
-
-fn output_error(path: &Path, error: io::Error) -> Error {
-    Error::Output(path.to_owned(), error)
+        .map_err(|error| error.to_string())
 }

@@ -45,6 +45,12 @@ pub enum Error {
     Arrow(String),
     /// An output file or directory could not be written.
     Output(PathBuf, std::io::Error),
+    /// A table could not be written to its file.
+    Table {
+        table: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -54,6 +60,15 @@ impl fmt::Display for Error {
             Error::Interrupted => f.write_str("stopped by a signal before the end of the input"),
             Error::Arrow(message) => write!(f, "building the tables: {message}"),
             Error::Output(path, error) => write!(f, "{}: {error}", path.display()),
+            Error::Table {
+                table,
+                path,
+                reason,
+            } => write!(
+                f,
+                "{}: writing the {table} table: {reason}; no table was written",
+                path.display()
+            ),
         }
     }
 }

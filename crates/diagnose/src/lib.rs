@@ -69,6 +69,9 @@ pub struct Inputs<'a> {
     pub ticks: &'a [Tick],
     /// Handshakes that never completed, per server.
     pub unanswered_syns: &'a [tcp::UnansweredSyns],
+    /// Asked during the longer steps: once it says true, the diagnosis
+    /// gives up (the run was asked to stop and is out of time).
+    pub give_up: &'a dyn Fn() -> bool,
 }
 
 impl Inputs<'_> {
@@ -99,10 +102,13 @@ impl Inputs<'_> {
 }
 
 /// Every finding, the loudest first; within a severity failures first, then
-/// faults, then the costliest.
-pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
+/// faults, then the costliest. None when [`Inputs::give_up`] stopped it.
+pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
     let total_ms = inputs.total_ms().max(f64::MIN_POSITIVE);
     let context = patterns::context(inputs);
+    if (inputs.give_up)() {
+        return None;
+    }
     let totals = charges::charge(inputs.connections, inputs.transactions, &context);
     let mut findings = Vec::new();
     let mut fault_kinds = BTreeSet::new();
@@ -156,7 +162,7 @@ pub fn diagnose(inputs: &Inputs) -> Vec<Finding> {
         };
         rank(b).cmp(&rank(a)).then(b.cost_ms.total_cmp(&a.cost_ms))
     });
-    findings
+    Some(findings)
 }
 
 pub(crate) fn median(mut values: Vec<f64>) -> f64 {

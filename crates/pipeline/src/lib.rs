@@ -16,8 +16,7 @@ pub mod part;
 mod select;
 mod wire;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::Duration;
 
@@ -60,16 +59,31 @@ impl ReadProgress for Silent {
 /// How long a stream's frames may wait in a batch that is not yet full.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
-static STOP: AtomicBool = AtomicBool::new(false);
+/// When a stop was asked for: the read stops at once; the stages after it
+/// have [`GRACE`] from then to finish with what was read.
+static STOP_ASKED_AT: OnceLock<std::time::Instant> = OnceLock::new();
+/// How long the work after the read may go on once a stop is asked for:
+/// enough to diagnose what a live capture brought in, short enough that
+/// the process ends within a second whatever stage it was in.
+pub const GRACE: Duration = Duration::from_millis(500);
 
-/// Asks the analysis under way to stop reading: it then finishes with what
-/// it has read, marked interrupted. Safe to call from a signal handler.
-pub fn stop_reading() {
-    STOP.store(true, Ordering::Relaxed);
+/// Asks the analysis under way to stop: the read stops at once, and what
+/// comes after it stops by [`GRACE`] later, the results marked interrupted.
+pub fn stop() {
+    STOP_ASKED_AT.get_or_init(std::time::Instant::now);
 }
 
-fn stop_requested() -> bool {
-    STOP.load(Ordering::Relaxed)
+/// Whether a stop was asked for: the results are then partial.
+pub fn stop_requested() -> bool {
+    STOP_ASKED_AT.get().is_some()
+}
+
+/// Whether the work after the read must end now: a stop was asked for
+/// [`GRACE`] ago or more. Long stages ask this between steps.
+pub fn out_of_time() -> bool {
+    STOP_ASKED_AT
+        .get()
+        .is_some_and(|asked| asked.elapsed() >= GRACE)
 }
 
 /// Frames per batch between the threads: large enough to amortize the hand-off.
@@ -112,6 +126,8 @@ pub struct Analysis {
     pub ticks: Vec<Tick>,
     /// Empty unless asked for; the costliest first.
     pub findings: Vec<Finding>,
+    /// The diagnosis was asked for but given up, out of time after a [`stop`].
+    pub undiagnosed: bool,
     pub counts: Counts,
     /// The first TCP segment's time: the capture's start, from which offsets
     /// are counted (and a selection's window resolved). None without TCP.
@@ -121,7 +137,8 @@ pub struct Analysis {
     pub error: Option<CaptureError>,
     /// The errors of the other files that failed, in the order given.
     pub other_failures: Vec<CaptureError>,
-    /// True when [`stop_reading`] ended the read early: the results are then partial.
+    /// True when a [`stop`] was asked for before the analysis was over: the
+    /// read, and perhaps the diagnosis, ended early, and the results are partial.
     pub interrupted: bool,
     /// When a tick asked for was too fine for the capture: the smallest that
     /// fits, in nanoseconds. The ticks are then left empty.
@@ -268,8 +285,9 @@ impl Analysis {
                 n => format!("none of the {n} frames held a"),
             };
             notes.push(format!(
-                "{frames} TCP segment tcpwhy can read: {}",
-                self.counts.skipped.describe()
+                "{frames} TCP segment tcpwhy can read: {}{}",
+                self.counts.skipped.describe(),
+                self.counts.other_traffic.holding()
             ));
         }
         notes
@@ -355,6 +373,25 @@ impl OtherTraffic {
 
     pub fn total(&self) -> u64 {
         self.udp + self.icmp + self.arp + self.other
+    }
+
+    /// What these frames held, to end a sentence: "; they hold 3 UDP, 1 ARP".
+    fn holding(&self) -> String {
+        let held: Vec<String> = [
+            (self.udp, "UDP"),
+            (self.icmp, "ICMP"),
+            (self.arp, "ARP"),
+            (self.other, "other"),
+        ]
+        .iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(count, what)| format!("{count} {what}"))
+        .collect();
+        if held.is_empty() {
+            String::new()
+        } else {
+            format!("; they hold {}", held.join(", "))
+        }
     }
 
     fn add_all(&mut self, other: &OtherTraffic) {
@@ -522,34 +559,54 @@ pub fn analyze_observed(
     mut on_event: impl FnMut(&Event),
     mut on_segment: impl FnMut(&SegmentView),
 ) -> Result<Analysis, CaptureError> {
-    let reader = MergedReader::open(paths)?;
-    let map_ahead = reader.map_ahead();
-    // A stream may pause: what it has sent is analysed without waiting for a full batch.
-    let filling = map_ahead
-        .is_none()
-        .then(|| Arc::new(Mutex::new(Batch::new())));
-    let (reached, mapping) = map_ahead.map(map_ahead_of_reader).unzip();
+    // Opened on the reading thread: a FIFO with no writer yet, or standard
+    // input before its first byte, holds the open, and a stop must not wait.
+    let (opened, open_result) = mpsc::channel::<Result<(), CaptureError>>();
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
     // Emptied batches go back to the reader, which then allocates none.
     let (recycler, recycled) = mpsc::channel::<Batch>();
-    let reader_filling = filling.clone();
+    let filling = Arc::new(Mutex::new(Batch::new()));
+    let reader_filling = Arc::clone(&filling);
     let copies = (paths.len() > 1).then(CopyFilter::default);
     let keep_payloads = stages.wants_transactions();
+    let paths = paths.to_vec();
     let reading = thread::spawn(move || {
+        let reader = match MergedReader::open(&paths) {
+            Ok(reader) => reader,
+            Err(error) => {
+                let _ = opened.send(Err(error));
+                return (Vec::new(), progress);
+            }
+        };
+        let _ = opened.send(Ok(()));
+        let map_ahead = reader.map_ahead();
+        // A stream may pause: what it has sent is analysed without waiting for a full batch.
+        let filling = map_ahead.is_none().then_some(reader_filling);
+        let (reached, mapping) = map_ahead.map(map_ahead_of_reader).unzip();
         let channels = Channels {
             sender,
             recycled,
             reached,
         };
-        read(
-            reader,
-            copies,
-            keep_payloads,
-            channels,
-            progress,
-            reader_filling,
-        )
+        let failures = read(reader, copies, keep_payloads, channels, progress, filling);
+        if let Some(mapping) = mapping {
+            mapping.join().expect("mapping thread panicked");
+        }
+        failures
     });
+    loop {
+        if stop_requested() {
+            let mut analysis = Analyzer::new(stages).finish(ReadCounts::default(), None);
+            analysis.interrupted = true;
+            return Ok(analysis);
+        }
+        match open_result.recv_timeout(FLUSH_INTERVAL) {
+            Ok(Ok(())) => break,
+            Ok(Err(error)) => return Err(error),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("reader thread panicked"),
+        }
+    }
     let mut analyzer = Analyzer::new(stages);
     let mut read = ReadCounts::default();
     let mut analyze_batch = |mut batch: Batch| {
@@ -568,29 +625,25 @@ pub fn analyze_observed(
         batch.clear();
         let _ = recycler.send(batch);
     };
-    let interrupted = loop {
+    let stopped = loop {
         if stop_requested() {
             break true;
         }
         match receiver.recv_timeout(FLUSH_INTERVAL) {
             Ok(batch) => analyze_batch(batch),
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                let pending = filling.as_deref().map(|f| take_pending(f, &receiver));
-                for batch in pending.unwrap_or_default() {
+                for batch in take_pending(&filling, &receiver) {
                     analyze_batch(batch);
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break false,
         }
     };
-    let (failures, mut progress) = if interrupted {
+    let (failures, mut progress) = if stopped {
         // The reader may be waiting on its input: it is left to end with the process.
         (Vec::new(), None)
     } else {
         let (failures, progress) = reading.join().expect("reader thread panicked");
-        if let Some(mapping) = mapping {
-            mapping.join().expect("mapping thread panicked");
-        }
         (failures, Some(progress))
     };
     let mut failures = failures.into_iter();
@@ -604,7 +657,7 @@ pub fn analyze_observed(
         progress.finish();
     }
     analysis.other_failures = failures.collect();
-    analysis.interrupted = interrupted;
+    analysis.interrupted = stop_requested();
     Ok(analysis)
 }
 

@@ -199,7 +199,7 @@ pub(crate) fn conclude_telling(
         }
         None => Vec::new(),
     };
-    let findings = evidence.map_or_else(Vec::new, |evidence| {
+    let diagnosis = evidence.map(|evidence| {
         tell("diagnosing");
         diagnose::diagnose(&Inputs {
             connections: &connections,
@@ -208,8 +208,10 @@ pub(crate) fn conclude_telling(
             evidence: &evidence,
             ticks: &ticks,
             unanswered_syns: &unanswered_syns,
+            give_up: &crate::out_of_time,
         })
     });
+    let undiagnosed = matches!(diagnosis, Some(None));
     let first_ns = read.first_segment_ns();
     let ReadCounts {
         frames,
@@ -225,7 +227,8 @@ pub(crate) fn conclude_telling(
         transactions,
         ledgers,
         ticks,
-        findings,
+        findings: diagnosis.flatten().unwrap_or_default(),
+        undiagnosed,
         counts: Counts {
             frames,
             tcp_segments,

@@ -14,6 +14,7 @@ use crate::connection;
 use crate::html;
 use crate::output::{self, connection::OneConnection, text, Format, Style};
 use crate::progress::Progress;
+use crate::signals::{self, EXIT_INTERRUPTED};
 use crate::two_captures::{self, CompareArgs, DiffArgs};
 use crate::units;
 use pipeline::{self, Analysis, Instant, Network, Selection, Stages};
@@ -48,8 +49,10 @@ Exit codes:
      byte offset; results read before bad data are printed, marked partial)
   3  partial but usable: the capture ends inside a record (cut off while
      written or copied); the results cover every whole record before it
-  130  stopped by Ctrl-C or SIGTERM: the results printed are partial
-       (a second signal exits at once)";
+  130  stopped by Ctrl-C or SIGTERM: the work stops within a second and
+       the results so far are printed, marked partial; a file being
+       written is abandoned and the one there kept (a second signal
+       exits at once)";
 
 #[derive(Parser)]
 #[command(name = "tcpwhy", version, about = "Explains why TCP traffic in a packet capture is slow.", after_help = EXAMPLES)]
@@ -256,13 +259,10 @@ impl From<FormatArg> for Format {
 const EXIT_FINDING: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 const EXIT_PARTIAL: u8 = 3;
-/// 128 + SIGINT, as a shell reports a command ended by Ctrl-C.
-const EXIT_INTERRUPTED: u8 = 130;
 /// Stdout is line-buffered; results are written in larger pieces.
 const OUTPUT_BUFFER: usize = 1 << 16;
 
 pub fn run() -> ExitCode {
-    crate::signals::install();
     let args = match command_line::arguments(std::env::args_os().collect()) {
         Ok(args) => args,
         Err(message) => {
@@ -281,6 +281,9 @@ pub fn run() -> ExitCode {
             };
         }
     };
+    // Comparing two captures cannot stop part way: a signal ends it at once.
+    let stops_part_way = !matches!(cli.command, Command::Compare(_) | Command::Diff(_));
+    signals::install(stops_part_way);
     let outcome = match &cli.command {
         Command::Diagnose(args) => diagnose(&cli.global, args),
         Command::Connections(input) => {
@@ -486,14 +489,27 @@ fn html_report(global: &GlobalArgs, args: &ReportArgs) -> io::Result<ExitCode> {
     let stages = global.selecting(Stages::default());
     Ok(
         match html::write_report(files, &args.output, &args.detail, stages, progress) {
-            Ok(analysis) => {
-                print_notes(&analysis);
-                exit_code(&analysis, args.fail_on.reached(&analysis.findings))
+            Ok(written) => {
+                let analysis = &written.analysis;
+                print_notes(analysis);
+                let code = exit_code(analysis, args.fail_on.reached(&analysis.findings));
+                if let Some((path, bytes)) = &written.file {
+                    let kept = written.kept.as_ref().map_or(String::new(), |kept| {
+                        format!("; {}, already there, was kept", kept.display())
+                    });
+                    let size = units::size_text(*bytes);
+                    eprintln!("tcpwhy: wrote {} ({size}){kept}", path.display());
+                }
+                code
             }
             Err(html::Failure::BadInput(error)) => bad_input(&error),
             Err(html::Failure::Output(message)) => {
                 eprintln!("tcpwhy: {message}");
                 ExitCode::from(EXIT_BAD_INPUT)
+            }
+            Err(html::Failure::Interrupted(message)) => {
+                eprintln!("tcpwhy: {message}");
+                ExitCode::from(EXIT_INTERRUPTED)
             }
         },
     )
@@ -512,7 +528,15 @@ fn export(global: &GlobalArgs, args: &ExportArgs) -> ExitCode {
     let files = &args.input.files;
     let stages = global.selecting(Stages::default());
     match crate::export::tables(files, &args.output, format, stages, global.progress(files)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(written) => {
+            eprintln!(
+                "tcpwhy: wrote {} ({} in {})",
+                args.output.display(),
+                units::size_text(written.bytes),
+                text::plural(written.files.len() as u64, "file")
+            );
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             eprintln!("tcpwhy: {error}");
             let interrupted = matches!(error, columns::Error::Interrupted);
@@ -542,11 +566,10 @@ fn print_notes(analysis: &Analysis) {
 /// signal, else 1 when the findings reached `--fail-on`, else 3 for a
 /// capture cut short.
 fn exit_code(analysis: &Analysis, fail_on_reached: bool) -> ExitCode {
-    if analysis.interrupted {
-        eprintln!(
-            "tcpwhy: stopped by a signal after {}: the results are partial",
-            text::plural(analysis.counts.frames, "frame")
-        );
+    if output::interrupted(analysis) {
+        if let Some(reason) = output::partial_reason(analysis) {
+            eprintln!("tcpwhy: {reason}: the results are partial");
+        }
         return ExitCode::from(EXIT_INTERRUPTED);
     }
     for other in &analysis.other_failures {

@@ -9,13 +9,16 @@
 //!
 //! Where the report goes is checked before the analysis starts. A regular
 //! file is written beside its final name and renamed into place, keeping an
-//! existing file's mode and owner (a symbolic link is followed, not
-//! replaced); standard output (`-o -`), a character device or a FIFO is
-//! written directly. A signal during the write removes the temporary file.
+//! existing file's permissions and owner but no setuid or setgid bit (a
+//! symbolic link is followed, not replaced); standard output (`-o -`), a
+//! character device or a FIFO is written directly. A signal during the
+//! write abandons it and keeps the file that was there. A report cut short
+//! by a signal says so, and is written beside a file already at its path
+//! (`report.partial.html`), not over it.
 
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use capture::CaptureError;
@@ -32,17 +35,28 @@ pub enum Failure {
     BadInput(CaptureError),
     /// The output would overwrite an input, or could not be written.
     Output(String),
+    /// A signal came while the report was written; the file there was kept.
+    Interrupted(String),
+}
+
+/// A report written: the analysis behind it, for the exit code, and where
+/// it went with its size (none for standard output).
+pub struct Written {
+    pub analysis: Analysis,
+    pub file: Option<(PathBuf, u64)>,
+    /// The file kept at the path asked for, when a partial report went beside it.
+    pub kept: Option<PathBuf>,
 }
 
 /// Analyzes the traffic `stages` selects in `files` and writes the report
-/// to `output`; the analysis is returned for the exit code.
+/// to `output`.
 pub fn write_report(
     files: &[String],
     output: &Path,
     asked: &[u64],
     stages: Stages,
     progress: impl Fn() -> Progress,
-) -> Result<Analysis, Failure> {
+) -> Result<Written, Failure> {
     refuse_overwriting_an_input(files, output).map_err(Failure::Output)?;
     let destination = Destination::of(output)
         .map_err(|reason| Failure::Output(format!("{}: {reason}", output.display())))?;
@@ -57,14 +71,51 @@ pub fn write_report(
         transactions: &analysis.transactions,
         ticks: &analysis.ticks,
         findings: &analysis.findings,
-        details: &details,
+        details: &details.collected,
         detail_command: detail_command(files, output),
-        partial: crate::output::partial_reason(&analysis),
+        partial: partial_reason(&analysis, details.cut),
     };
-    destination
+    let asked_for = destination.path().map(Path::to_path_buf);
+    let destination = if report.partial.is_some() {
+        destination.beside_an_earlier_file()
+    } else {
+        destination
+    };
+    let moved = destination.path() != asked_for.as_deref();
+    let size = destination
         .write(|mut out| report::write(&mut out, &report))
-        .map_err(|error| Failure::Output(format!("{}: {error}", output.display())))?;
-    Ok(analysis)
+        .map_err(|error| match error {
+            Stopped::BySignal => Failure::Interrupted(format!(
+                "stopped by a signal while writing {}: the file there was kept",
+                output.display()
+            )),
+            Stopped::ByError(error) => Failure::Output(format!("{}: {error}", output.display())),
+        })?;
+    let shown = if moved {
+        destination.path()
+    } else {
+        Some(output)
+    };
+    Ok(Written {
+        file: shown
+            .filter(|_| destination.path().is_some())
+            .map(|path| (path.to_path_buf(), size)),
+        kept: moved.then(|| output.to_path_buf()),
+        analysis,
+    })
+}
+
+/// Why the report covers only part of the capture, when it does.
+fn partial_reason(analysis: &Analysis, details_cut: bool) -> Option<String> {
+    let reason = crate::output::partial_reason(analysis);
+    if reason.is_some() || !details_cut {
+        return reason;
+    }
+    Some(
+        "stopped by a signal while the packets of the connections shown in detail \
+         were collected: their detail is missing or cut short"
+            .to_string(),
+    )
 }
 
 /// Writes a page made by `write` to `output`, as a report is written: never
@@ -77,9 +128,18 @@ pub fn write_page(
     let failed = |reason: String| format!("{}: {reason}", output.display());
     refuse_overwriting_an_input(inputs, output)?;
     let destination = Destination::of(output).map_err(failed)?;
-    destination
-        .write(write)
-        .map_err(|error| failed(error.to_string()))
+    destination.write(write).map_err(|stopped| match stopped {
+        Stopped::BySignal => failed("stopped by a signal; the file there was kept".into()),
+        Stopped::ByError(error) => failed(error.to_string()),
+    })?;
+    Ok(())
+}
+
+/// The packets collected of the connections to detail, and whether a
+/// signal cut their collection short.
+struct Details {
+    collected: Vec<ConnectionDetail>,
+    cut: bool,
 }
 
 fn analyze_with_detail(
@@ -87,7 +147,7 @@ fn analyze_with_detail(
     asked: &[u64],
     stages: Stages,
     progress: impl Fn() -> Progress,
-) -> Result<(Analysis, Vec<ConnectionDetail>), Failure> {
+) -> Result<(Analysis, Details), Failure> {
     let memory_bytes = stages.memory_bytes;
     let stages = Stages {
         transactions: true,
@@ -110,7 +170,14 @@ fn analyze_with_detail(
             |view| collector.observe(view),
         )
         .map_err(Failure::BadInput)?;
-        return Ok((analysis, collector.finish()));
+        let collected = collector.finish();
+        return Ok((
+            analysis,
+            Details {
+                collected,
+                cut: false,
+            },
+        ));
     }
     let analysis =
         pipeline::analyze(files, stages, progress(), |_| {}).map_err(Failure::BadInput)?;
@@ -119,7 +186,11 @@ fn analyze_with_detail(
         .as_ref()
         .is_some_and(|error| !error.cut_short);
     if unusable || analysis.interrupted {
-        return Ok((analysis, Vec::new()));
+        let none = Details {
+            collected: Vec::new(),
+            cut: false,
+        };
+        return Ok((analysis, none));
     }
     let chosen = report::connections_to_detail(
         &analysis.connections,
@@ -140,10 +211,14 @@ fn analyze_with_detail(
         |view| collector.observe(view),
     )
     .map_err(Failure::BadInput)?;
-    match again.error {
-        Some(error) if !error.cut_short => Err(Failure::BadInput(error)),
-        _ => Ok((analysis, collector.finish())),
+    if let Some(error) = again.error.filter(|error| !error.cut_short) {
+        return Err(Failure::BadInput(error));
     }
+    let details = Details {
+        collected: collector.finish(),
+        cut: again.interrupted,
+    };
+    Ok((analysis, details))
 }
 
 fn refuse_overwriting_an_input(files: &[String], output: &Path) -> Result<(), String> {
@@ -198,6 +273,25 @@ enum Destination {
     },
 }
 
+/// Why a write did not complete.
+enum Stopped {
+    BySignal,
+    ByError(io::Error),
+}
+
+impl From<io::Error> for Stopped {
+    fn from(error: io::Error) -> Self {
+        let by_signal = error
+            .get_ref()
+            .is_some_and(|inner| inner.is::<StoppedBySignal>());
+        if by_signal {
+            Stopped::BySignal
+        } else {
+            Stopped::ByError(error)
+        }
+    }
+}
+
 impl Destination {
     /// What `output` names, and whether a report can go there.
     fn of(output: &Path) -> Result<Destination, String> {
@@ -232,24 +326,105 @@ impl Destination {
         }
     }
 
-    /// Writes the report with `write`.
-    fn write(&self, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    /// For a partial report: a file already at the path is kept, and the
+    /// report goes beside it (`report.html` → `report.partial.html`).
+    fn beside_an_earlier_file(self) -> Destination {
+        match self {
+            Destination::File {
+                path,
+                existing: Some(_),
+            } => {
+                let beside = partial_name(&path);
+                let existing = fs::metadata(&beside).ok().filter(Metadata::is_file);
+                Destination::File {
+                    path: beside,
+                    existing,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// The file written, for a regular file.
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Destination::File { path, .. } | Destination::Device(path) => Some(path),
+            Destination::Stdout => None,
+        }
+    }
+
+    /// Writes the report with `write`; returns the bytes written.
+    fn write(&self, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<u64, Stopped> {
         match self {
             Destination::Stdout => {
-                let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+                let mut out = Counted::new(BufWriter::with_capacity(1 << 20, io::stdout().lock()));
                 write(&mut out)?;
-                out.flush()
+                out.flush()?;
+                Ok(out.bytes)
             }
             Destination::Device(path) => {
-                let mut out =
-                    BufWriter::with_capacity(1 << 20, OpenOptions::new().write(true).open(path)?);
+                let file = open_for_a_reader(path)?;
+                let mut out = Counted::new(BufWriter::with_capacity(1 << 20, file));
                 write(&mut out)?;
-                out.flush()
+                out.flush()?;
+                Ok(out.bytes)
             }
             Destination::File { path, existing } => {
                 write_atomically(path, existing.as_ref(), write)
             }
         }
+    }
+}
+
+/// `report.html` → `report.partial.html`; `report` → `report.partial`.
+fn partial_name(path: &Path) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match path.extension() {
+        Some(extension) => format!("{stem}.partial.{}", extension.to_string_lossy()),
+        None => format!("{stem}.partial"),
+    };
+    path.with_file_name(name)
+}
+
+/// Opens a FIFO or device for writing. A FIFO's open waits for a reader;
+/// it waits on a thread of its own, so that a signal ends the wait.
+fn open_for_a_reader(path: &Path) -> Result<File, Stopped> {
+    let (opened, open) = std::sync::mpsc::channel();
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = opened.send(OpenOptions::new().write(true).open(path));
+    });
+    loop {
+        if pipeline::stop_requested() {
+            return Err(Stopped::BySignal);
+        }
+        if let Ok(file) = open.recv_timeout(std::time::Duration::from_millis(50)) {
+            return Ok(file?);
+        }
+    }
+}
+
+/// A writer that counts the bytes it takes.
+struct Counted<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Counted<W> {
+    fn new(inner: W) -> Self {
+        Counted { inner, bytes: 0 }
+    }
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let written = self.inner.write(bytes)?;
+        self.bytes += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -281,37 +456,47 @@ fn directory_of(path: &Path) -> &Path {
 }
 
 /// Writes to a new file beside `path`, then renames it over `path`: readers
-/// see the old file or the whole new one, with the old one's mode and owner,
-/// and a failure or a signal leaves nothing behind.
+/// see the old file or the whole new one, with the old one's permissions
+/// (less setuid and setgid) and owner, and a failure or a signal leaves
+/// nothing behind. Returns the bytes written.
 fn write_atomically(
     path: &Path,
     existing: Option<&Metadata>,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
-    // Short whatever the final name: any name that fits, this fits beside it.
-    let temporary = directory_of(path).join(format!(".tcpwhy-{}.tmp", std::process::id()));
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temporary)?;
-    signals::writing(Some(&temporary));
-    let result = (|| {
+) -> Result<u64, Stopped> {
+    let temporary = tempfile::Builder::new()
+        .prefix(".tcpwhy-")
+        .suffix(".tmp")
+        .tempfile_in(directory_of(path))?;
+    signals::writing(Some(temporary.path()));
+    let result = (|| -> Result<u64, Stopped> {
         if let Some(existing) = existing {
-            file.set_permissions(existing.permissions())?;
-            keep_owner(&file, existing)?;
+            keep_owner(temporary.as_file(), existing)?;
+            let permissions = fs::Permissions::from_mode(existing.mode() & PERMISSION_BITS);
+            temporary.as_file().set_permissions(permissions)?;
         }
-        let mut out = BufWriter::with_capacity(1 << 20, StopsOnSignal::new(file));
+        let mut out = Counted::new(BufWriter::with_capacity(
+            1 << 20,
+            StopsOnSignal::new(temporary.as_file()),
+        ));
         write(&mut out)?;
         out.flush()?;
-        out.into_inner()?.file.sync_all()?;
-        fs::rename(&temporary, path)
+        temporary.as_file().sync_all()?;
+        Ok(out.bytes)
     })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
+    let persisted = result.and_then(|bytes| {
+        temporary
+            .persist(path)
+            .map_err(|error| Stopped::ByError(error.error))?;
+        Ok(bytes)
+    });
     signals::writing(None);
-    result
+    persisted
 }
+
+/// Read, write and execute for owner, group and others: what a replaced
+/// file keeps. A setuid or setgid bit is not kept: the report is no program.
+const PERMISSION_BITS: u32 = 0o777;
 
 /// Gives the new file the old one's owner, where that is not who writes it.
 fn keep_owner(file: &File, existing: &Metadata) -> io::Result<()> {
@@ -324,13 +509,13 @@ fn keep_owner(file: &File, existing: &Metadata) -> io::Result<()> {
 
 /// A file that refuses further writes once a signal comes, so a report
 /// being written is abandoned (and its temporary file removed).
-struct StopsOnSignal {
-    file: File,
+struct StopsOnSignal<'a> {
+    file: &'a File,
     signals_before: usize,
 }
 
-impl StopsOnSignal {
-    fn new(file: File) -> Self {
+impl<'a> StopsOnSignal<'a> {
+    fn new(file: &'a File) -> Self {
         StopsOnSignal {
             file,
             signals_before: signals::received(),
@@ -338,11 +523,11 @@ impl StopsOnSignal {
     }
 }
 
-impl Write for StopsOnSignal {
+impl Write for StopsOnSignal<'_> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         if signals::received() > self.signals_before {
             // Not ErrorKind::Interrupted, which write_all would retry.
-            return Err(io::Error::other("stopped by a signal"));
+            return Err(io::Error::other(StoppedBySignal));
         }
         self.file.write(bytes)
     }
@@ -351,6 +536,18 @@ impl Write for StopsOnSignal {
         self.file.flush()
     }
 }
+
+/// What a write stopped by a signal fails with.
+#[derive(Debug)]
+struct StoppedBySignal;
+
+impl std::fmt::Display for StoppedBySignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stopped by a signal")
+    }
+}
+
+impl std::error::Error for StoppedBySignal {}
 
 #[cfg(test)]
 mod tests {

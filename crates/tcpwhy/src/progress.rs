@@ -14,6 +14,8 @@ pub struct Progress {
     started: Instant,
     enabled: bool,
     bar: Option<ProgressBar>,
+    /// The bar shows the rate and time left: it has measured a rate.
+    rated: bool,
 }
 
 impl Progress {
@@ -24,6 +26,7 @@ impl Progress {
             started: Instant::now(),
             enabled: !quiet && std::io::stderr().is_terminal(),
             bar: None,
+            rated: false,
         }
     }
 
@@ -34,27 +37,22 @@ impl Progress {
         if self.bar.is_none() && self.started.elapsed() >= SHOW_AFTER {
             self.bar = Some(self.make_bar(bytes_read));
         }
-        if let Some(bar) = &self.bar {
-            bar.set_position(bytes_read);
+        let Some(bar) = &self.bar else {
+            return;
+        };
+        bar.set_position(bytes_read);
+        if !self.rated && bar.per_sec() > 0.0 {
+            bar.set_style(style(self.total, true));
+            self.rated = true;
         }
     }
 
     /// A bar that starts at `bytes_read`: the rate counts only what is read
-    /// from now on, not the first second's bytes as if read in no time.
+    /// from now on, not the first second's bytes as if read in no time. It
+    /// shows the rate once it has one.
     fn make_bar(&self, bytes_read: u64) -> ProgressBar {
-        let bar = match self.total {
-            Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden()).with_style(
-                ProgressStyle::with_template(
-                    "{spinner} reading {bytes}/{total_bytes} [{bar:30}] {bytes_per_sec}, {eta} left",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            ),
-            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_style(
-                ProgressStyle::with_template("{spinner} reading {bytes} {bytes_per_sec}")
-                    .expect("valid template"),
-            ),
-        };
+        let bar = ProgressBar::with_draw_target(self.total, ProgressDrawTarget::hidden())
+            .with_style(style(self.total, false));
         bar.set_position(bytes_read);
         bar.reset_eta();
         bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -85,6 +83,22 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// The bar's look: with the rate (and, of a known total, the time left)
+/// once there is a rate to show.
+fn style(total: Option<u64>, rated: bool) -> ProgressStyle {
+    let template = match (total, rated) {
+        (Some(_), true) => {
+            "{spinner} reading {bytes}/{total_bytes} [{bar:30}] {bytes_per_sec}, {eta} left"
+        }
+        (Some(_), false) => "{spinner} reading {bytes}/{total_bytes} [{bar:30}]",
+        (None, true) => "{spinner} reading {bytes} {bytes_per_sec}",
+        (None, false) => "{spinner} reading {bytes}",
+    };
+    ProgressStyle::with_template(template)
+        .expect("valid template")
+        .progress_chars("=> ")
 }
 
 impl pipeline::ReadProgress for Progress {

@@ -1,45 +1,57 @@
-//! Ctrl-C and SIGTERM. The first stops the reading: tcpwhy finishes the
-//! analysis with what it has read and prints it, marked partial. A second
-//! exits at once, first removing a report still being written.
+//! Ctrl-C and SIGTERM, taken on a thread of their own. The first asks the
+//! analysis to stop ([`pipeline::stop`]): the read ends at once, the stages
+//! after it within a second, and what they had is written, marked partial.
+//! A second, or the first in a command that cannot stop part way, exits at
+//! once, first removing an output still being written.
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
-use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+/// 128 + SIGINT, as a shell reports a command ended by Ctrl-C.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 static RECEIVED: AtomicUsize = AtomicUsize::new(0);
-/// The file being written, to remove if a signal ends the process; null when none.
-static BEING_WRITTEN: AtomicPtr<libc::c_char> = AtomicPtr::new(ptr::null_mut());
+/// The temporary file or directory being written, to remove if a signal
+/// ends the process before it is renamed into place.
+static BEING_WRITTEN: Mutex<Option<PathBuf>> = Mutex::new(None);
 
-/// Handles SIGINT and SIGTERM from now on.
-pub fn install() {
-    let handler: extern "C" fn(libc::c_int) = on_signal;
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // Safety: the handler only touches atomics and calls async-signal-safe functions.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = handler as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, ptr::null_mut());
+/// Handles SIGINT and SIGTERM from now on; with `first_stops`, the first
+/// asks the work to stop rather than ending the process.
+pub fn install(first_stops: bool) {
+    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        for _ in signals.forever() {
+            let first = RECEIVED.fetch_add(1, Ordering::SeqCst) == 0;
+            pipeline::stop();
+            if !first || !first_stops {
+                exit_now();
+            }
         }
-    }
+    });
 }
 
-extern "C" fn on_signal(signal: libc::c_int) {
-    if RECEIVED.fetch_add(1, Ordering::SeqCst) == 0 {
-        pipeline::stop_reading();
-        return;
+fn exit_now() -> ! {
+    if let Some(path) = being_written().take() {
+        let _ = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
     }
-    let path = BEING_WRITTEN.load(Ordering::SeqCst);
-    // Safety: unlink and _exit are async-signal-safe; `path` is a leaked CString or null.
-    unsafe {
-        if !path.is_null() {
-            libc::unlink(path);
-        }
-        libc::_exit(128 + signal);
-    }
+    eprintln!("tcpwhy: stopped by a signal");
+    std::process::exit(i32::from(EXIT_INTERRUPTED))
+}
+
+fn being_written() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
+    BEING_WRITTEN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// How many signals have come so far.
@@ -47,12 +59,8 @@ pub fn received() -> usize {
     RECEIVED.load(Ordering::SeqCst)
 }
 
-/// Names the temporary file being written, to remove if a signal ends the
-/// process before it is renamed into place; `None` once it is. A name set
-/// is never freed: the handler may be reading it, and a run writes one file.
+/// Names the temporary file or directory being written, to remove if a
+/// signal ends the process before it is renamed into place; `None` once it is.
 pub fn writing(path: Option<&Path>) {
-    let name = path
-        .and_then(|path| CString::new(path.as_os_str().as_bytes()).ok())
-        .map_or(ptr::null_mut(), CString::into_raw);
-    BEING_WRITTEN.store(name, Ordering::SeqCst);
+    *being_written() = path.map(Path::to_path_buf);
 }

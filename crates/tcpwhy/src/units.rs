@@ -1,9 +1,11 @@
 //! Durations and instants as they are typed on the command line: a
 //! duration always has its unit (`250ms`, `1.5m`); an instant is a time of
 //! day (`14:03:07.25`, UTC), an offset from the capture's start (`+90s`) or
-//! seconds since the epoch (`@1700000000.5`).
+//! seconds since the epoch (`@1700000000.5`); and sizes, as typed and as shown.
 
 use pipeline::Instant;
+
+use crate::output::text;
 
 const UNITS: [(&str, f64); 6] = [
     ("ns", 1.0),
@@ -67,6 +69,15 @@ pub fn size(text: &str) -> Result<u64, String> {
 }
 
 /// Nanoseconds as the shortest of 250ms, 2s, 5m, 1h, 20us that --tick reads back.
+/// A file's size for a person: "812 bytes", "10.5 MB", "1.6 GB" (powers of 1000).
+pub fn size_text(bytes: u64) -> String {
+    let units = [(1e9, "GB"), (1e6, "MB"), (1e3, "kB")];
+    match units.iter().find(|(scale, _)| bytes as f64 >= *scale) {
+        Some((scale, unit)) => format!("{:.1} {unit}", bytes as f64 / scale),
+        None => text::plural(bytes, "byte"),
+    }
+}
+
 pub fn duration_text(ns: i64) -> String {
     let units = [
         (3_600_000_000_000, "h"),

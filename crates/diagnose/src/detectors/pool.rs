@@ -40,6 +40,9 @@ pub fn pool_queueing(inputs: &Inputs) -> Option<PoolQueueing> {
     let mut best: Option<(f64, PoolQueueing)> = None;
     for front in &tiers {
         for back in tiers.iter().filter(|back| back.server != front.server) {
+            if (inputs.give_up)() {
+                return None;
+            }
             let Some(found) = queueing(inputs, front, back) else {
                 continue;
             };

@@ -39,7 +39,7 @@ pub fn saturation(inputs: &Inputs) -> Option<Saturation> {
     if answered.len() < SATURATION_MIN_TRANSACTIONS {
         return None;
     }
-    let windows = windows(&answered);
+    let windows = windows(&answered, inputs.give_up);
     if windows.len() < SATURATION_MIN_WINDOWS {
         return None;
     }
@@ -128,8 +128,9 @@ pub fn saturation(inputs: &Inputs) -> Option<Saturation> {
     })
 }
 
-/// The capture cut into windows holding a few transactions each.
-fn windows(answered: &[&transactions::Transaction]) -> Vec<Window> {
+/// The capture cut into windows holding a few transactions each; fewer
+/// once `give_up` says so.
+fn windows(answered: &[&transactions::Transaction], give_up: &dyn Fn() -> bool) -> Vec<Window> {
     let start = answered
         .iter()
         .map(|t| t.request_start_ns)
@@ -144,6 +145,7 @@ fn windows(answered: &[&transactions::Transaction]) -> Vec<Window> {
     let width = ((end - start) / count as i64).max(1);
     let seconds = width as f64 / 1e9;
     (0..count as i64)
+        .take_while(|_| !give_up())
         .filter_map(|i| {
             let (from, to) = (start + i * width, start + (i + 1) * width);
             let in_flight_ns: i64 = answered

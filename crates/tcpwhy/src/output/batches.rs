@@ -9,7 +9,9 @@ use arrow_array::RecordBatch;
 /// rendered at once stay small.
 const ROWS_PER_BATCH: usize = 10_000;
 
-/// Writes `rows` as `render` writes the batches that `batch` makes of them.
+/// Writes `rows` as `render` writes the batches that `batch` makes of them;
+/// the rows after those under way when the work runs out of time after a
+/// signal are left out.
 pub fn write<T: Sync>(
     out: &mut dyn Write,
     rows: &[T],
@@ -24,6 +26,9 @@ pub fn write<T: Sync>(
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     for round in rows.chunks(ROWS_PER_BATCH * threads) {
+        if pipeline::out_of_time() {
+            break;
+        }
         let slices: Vec<io::Result<Vec<u8>>> = std::thread::scope(|scope| {
             let workers: Vec<_> = round
                 .chunks(ROWS_PER_BATCH)

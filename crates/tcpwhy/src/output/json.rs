@@ -121,11 +121,11 @@ pub fn end(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
         transactions: analysis.transactions.len(),
         findings: analysis.findings.len(),
         counts: &analysis.counts,
-        partial: analysis.error.is_some() || analysis.interrupted,
+        partial: analysis.error.is_some() || super::interrupted(analysis),
         cut_short: analysis.error.as_ref().is_some_and(|error| error.cut_short),
         error: match &analysis.error {
             Some(error) => Some(error.to_string()),
-            None if analysis.interrupted => Some("stopped by a signal".into()),
+            None if super::interrupted(analysis) => Some("stopped by a signal".into()),
             None => None,
         },
         trimmed: &analysis.trimmed,

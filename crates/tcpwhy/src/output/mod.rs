@@ -88,26 +88,36 @@ pub fn partial_note(analysis: &Analysis) -> Option<String> {
     partial_reason(analysis).map(|reason| format!("partial: {reason}"))
 }
 
-/// Why the read stopped early, when it did.
+/// Whether a signal stopped the work, before the analysis was over or
+/// since, while its results are written.
+pub fn interrupted(analysis: &Analysis) -> bool {
+    analysis.interrupted || pipeline::stop_requested()
+}
+
+/// Why the results cover only part of the capture, when they do.
 pub fn partial_reason(analysis: &Analysis) -> Option<String> {
     let Some(error) = analysis.error.as_ref() else {
-        return analysis.interrupted.then(|| {
-            format!(
-                "stopped by a signal after {}",
-                text::plural(analysis.counts.frames, "frame")
-            )
-        });
+        return interrupted(analysis).then(|| stopped_reason(analysis));
     };
     Some(if error.cut_short {
         format!(
-            "{} ends inside a record at byte {}; the results cover the {} before it",
+            "{} ends inside a record{}; the results cover the {} before it",
             error.path,
-            error.offset,
+            error.position(),
             text::plural(analysis.counts.frames, "frame")
         )
     } else {
         format!("the read stopped at {error}")
     })
+}
+
+fn stopped_reason(analysis: &Analysis) -> String {
+    let frames = text::plural(analysis.counts.frames, "frame");
+    if analysis.undiagnosed {
+        format!("stopped by a signal after {frames}, before the diagnosis was done")
+    } else {
+        format!("stopped by a signal after {frames}")
+    }
 }
 
 /// Events rendered together when not streamed: written in batches, not one by one.

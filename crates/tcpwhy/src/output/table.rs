@@ -311,12 +311,8 @@ fn per_action(f: &diagnose::Finding) -> String {
 
 pub fn findings(out: &mut impl Write, analysis: &Analysis, style: &Style) -> io::Result<()> {
     if analysis.findings.is_empty() {
-        let text = if analysis.counts.tcp_segments == 0 {
-            "No finding: there is no TCP here."
-        } else {
-            "No finding."
-        };
-        writeln!(out, "{}", paint(text, GREEN))?;
+        // Without TCP, a note under the table says so, and what there was.
+        writeln!(out, "{}", paint("No finding.", GREEN))?;
     }
     let width = style.width;
     for (rank, f) in analysis.findings.iter().enumerate() {
@@ -442,10 +438,12 @@ pub fn event(out: &mut impl Write, e: &Event, first: bool, clock: &Clock) -> io:
     )
 }
 
-/// What a capture with little or no TCP holds instead.
+/// What a capture with little TCP holds besides; one without any says so
+/// in its notes.
 pub fn other_traffic_note(counts: &Counts) -> Option<String> {
     let other = &counts.other_traffic;
-    if counts.frames == 0 || counts.tcp_segments as f64 >= LITTLE_TCP * counts.frames as f64 {
+    let little = (counts.tcp_segments as f64) < LITTLE_TCP * counts.frames as f64;
+    if counts.tcp_segments == 0 || !little {
         return None;
     }
     let parts: Vec<String> = [
@@ -463,16 +461,11 @@ pub fn other_traffic_note(counts: &Counts) -> Option<String> {
     } else {
         format!(" They hold {}.", parts.join(", "))
     };
-    let amount = if counts.tcp_segments == 0 {
-        format!("No TCP in {}.", plural(counts.frames, "frame"))
-    } else {
-        format!(
-            "Little TCP: {} of {}.",
-            plural(counts.tcp_segments, "TCP segment"),
-            plural(counts.frames, "frame")
-        )
-    };
-    Some(format!("{amount}{holds} tcpwhy diagnoses TCP."))
+    Some(format!(
+        "Little TCP: {} of {}.{holds} tcpwhy diagnoses TCP.",
+        plural(counts.tcp_segments, "TCP segment"),
+        plural(counts.frames, "frame")
+    ))
 }
 
 /// The count line under a table, the note on other traffic, and whether the read was partial.
