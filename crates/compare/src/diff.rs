@@ -198,7 +198,7 @@ fn type_changes(before: &[Transaction], after: &[Transaction]) -> Vec<TypeChange
             types
                 .entry(transaction_type(transaction).to_string())
                 .or_default()
-                .push(transaction.duration_ms);
+                .extend(transaction.duration_ms);
         }
         types
             .into_iter()

@@ -249,8 +249,10 @@ impl Analysis {
         if clock.steps_back > 0 {
             notes.push(format!(
                 "the capture's clock stepped back {} times (at most {:.1} ms): times and \
-                 durations across those steps are not to be trusted",
-                clock.steps_back, clock.largest_step_back_ms
+                 durations across those steps are not to be trusted{}",
+                clock.steps_back,
+                clock.largest_step_back_ms,
+                self.durations_left_out()
             ));
         }
         if clock.jumps > 0 {
@@ -291,6 +293,55 @@ impl Analysis {
             ));
         }
         notes
+    }
+}
+
+impl Analysis {
+    /// The durations that ran backwards across a step of the clock, and
+    /// so were left out (null), as words to end the clock's note.
+    fn durations_left_out(&self) -> String {
+        let transactions = self
+            .transactions
+            .iter()
+            .filter(|t| {
+                let answered = t.response_start_ns.is_some();
+                t.duration_ms.is_none()
+                    || t.request_transfer_ms.is_none()
+                    || (answered
+                        && (t.server_think_ms.is_none() || t.response_transfer_ms.is_none()))
+            })
+            .count() as u64;
+        let handshakes = self
+            .connections
+            .iter()
+            .filter(|c| {
+                let h = &c.handshake;
+                (h.syn_ns.is_some() && h.syn_ack_ns.is_some() && h.rtt_to_server_ms.is_none())
+                    || (h.syn_ack_ns.is_some()
+                        && h.ack_ns.is_some()
+                        && h.rtt_to_client_ms.is_none())
+            })
+            .count() as u64;
+        let counted = [(transactions, "transaction"), (handshakes, "handshake")]
+            .iter()
+            .filter(|(count, _)| *count > 0)
+            .map(|(count, noun)| plural(*count, noun))
+            .collect::<Vec<_>>();
+        if counted.is_empty() {
+            return String::new();
+        }
+        format!(
+            "; the durations that would run backwards are left out (null), of {}",
+            counted.join(" and ")
+        )
+    }
+}
+
+fn plural(count: u64, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
     }
 }
 

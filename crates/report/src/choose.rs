@@ -64,7 +64,7 @@ fn slowest_transactions(count: usize, transactions: &[Transaction]) -> Vec<u64> 
     let mut slowest = vec![-1.0f64; count];
     for t in transactions {
         if let Some(worst) = slowest.get_mut(t.connection as usize) {
-            *worst = worst.max(t.duration_ms);
+            *worst = worst.max(t.duration_ms.unwrap_or(0.0));
         }
     }
     let mut order: Vec<(f64, u64)> = slowest

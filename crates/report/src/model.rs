@@ -179,8 +179,9 @@ impl<'a> Connections<'a> {
             let index = t.connection as usize;
             if index < count {
                 transactions[index] += 1;
-                slowest[index] =
-                    Some(slowest[index].map_or(t.duration_ms, |s| s.max(t.duration_ms)));
+                if let Some(duration) = t.duration_ms {
+                    slowest[index] = Some(slowest[index].map_or(duration, |s| s.max(duration)));
+                }
             }
         }
         let detailed: rustc_hash::FxHashSet<u64> =
@@ -338,7 +339,7 @@ impl TypeIndex {
     fn new(transactions: &[Transaction]) -> Self {
         let mut total: HashMap<String, f64> = HashMap::new();
         for t in transactions {
-            *total.entry(type_of(t)).or_default() += t.duration_ms;
+            *total.entry(type_of(t)).or_default() += t.duration_ms.unwrap_or(0.0);
         }
         let mut order: Vec<(String, f64)> = total.into_iter().collect();
         order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -369,7 +370,7 @@ impl TypeIndex {
     fn stats(&self, transactions: &[Transaction]) -> Vec<TypeStats> {
         let mut durations = vec![Vec::new(); self.names.len()];
         for t in transactions {
-            durations[self.of(t)].push(t.duration_ms);
+            durations[self.of(t)].extend(t.duration_ms);
         }
         self.names
             .iter()
@@ -435,11 +436,19 @@ impl Transactions {
         let kept = sample(transactions.len(), MAX_TRANSACTION_POINTS, |i| {
             transactions[i].retransmissions > 0
         });
-        let kept: Vec<&Transaction> = kept.into_iter().map(|i| &transactions[i]).collect();
+        // A transaction without a duration (the clock stepped back) has no point.
+        let kept: Vec<&Transaction> = kept
+            .into_iter()
+            .map(|i| &transactions[i])
+            .filter(|t| t.duration_ms.is_some())
+            .collect();
         Transactions {
             types: types.names.clone(),
             start: kept.iter().map(|t| clock.ms(t.request_start_ns)).collect(),
-            ms: kept.iter().map(|t| round3(t.duration_ms)).collect(),
+            ms: kept
+                .iter()
+                .filter_map(|t| t.duration_ms.map(round3))
+                .collect(),
             kind: kept.iter().map(|t| types.of(t)).collect(),
             retransmissions: kept.iter().map(|t| t.retransmissions).collect(),
             connection: kept.iter().map(|t| t.connection).collect(),

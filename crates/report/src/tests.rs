@@ -213,8 +213,8 @@ fn sample_transaction(name: Option<String>) -> Transaction {
         request_end_ns: 1_767_225_600_020_000_000,
         response_start_ns: Some(1_767_225_600_030_000_000),
         response_end_ns: Some(1_767_225_600_030_000_000),
-        duration_ms: 10.0,
-        request_transfer_ms: 0.0,
+        duration_ms: Some(10.0),
+        request_transfer_ms: Some(0.0),
         server_think_ms: Some(10.0),
         response_transfer_ms: Some(0.0),
         client_think_ms: None,
@@ -247,7 +247,7 @@ fn detail_goes_to_those_asked_then_the_examples_then_the_largest_and_slowest_in_
         .into_iter()
         .map(|(connection, ms)| Transaction {
             connection,
-            duration_ms: ms,
+            duration_ms: Some(ms),
             ..sample_transaction(None)
         })
         .collect();

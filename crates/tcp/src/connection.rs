@@ -273,7 +273,9 @@ impl Connection {
             }
             handshake.syn_ack_ns = Some(now);
             handshake.server_options = Some(syn_options(segment));
-            handshake.rtt_to_server_ms = self.last_syn_ns.map(|syn| (now - syn) as f64 / 1e6);
+            handshake.rtt_to_server_ms = self
+                .last_syn_ns
+                .and_then(|syn| decode::elapsed_ms(syn, now));
             self.learn_window_scales();
             self.learn_segment_sizes();
             return false;
@@ -284,8 +286,10 @@ impl Connection {
             && handshake.ack_ns.is_none();
         if let (true, Some(syn_ack)) = (completes, handshake.syn_ack_ns) {
             handshake.ack_ns = Some(now);
-            handshake.rtt_to_client_ms = Some((now - syn_ack) as f64 / 1e6);
-            self.first_rtt_ns = self.last_syn_ns.map(|syn| now - syn);
+            handshake.rtt_to_client_ms = decode::elapsed_ms(syn_ack, now);
+            self.first_rtt_ns = self
+                .last_syn_ns
+                .and_then(|syn| decode::elapsed_ns(syn, now));
         }
         false
     }

@@ -767,7 +767,7 @@ fn count_zero_window_time(fwd: &mut Half, segment: &Segment, flagged: EventSet) 
     if flagged.has(EventKind::ZeroWindow) {
         fwd.zero_since_ns.get_or_insert(now);
     } else if let Some(since) = fwd.zero_since_ns.take_if(|_| !segment.flags.rst()) {
-        fwd.stats.zero_window_ms += (now - since) as f64 / 1e6;
+        fwd.stats.zero_window_ms += decode::elapsed_ms(since, now).unwrap_or(0.0);
     }
 }
 
@@ -776,7 +776,8 @@ impl Half {
     pub fn zero_window_ms(&self, end_ns: i64) -> f64 {
         let open = self
             .zero_since_ns
-            .map_or(0.0, |since| (end_ns - since) as f64 / 1e6);
+            .and_then(|since| decode::elapsed_ms(since, end_ns))
+            .unwrap_or(0.0);
         self.stats.zero_window_ms + open
     }
 }

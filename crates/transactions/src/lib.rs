@@ -53,9 +53,11 @@ pub struct Transaction {
     pub request_end_ns: i64,
     pub response_start_ns: Option<i64>,
     pub response_end_ns: Option<i64>,
-    /// Request start to response end (or request end when unanswered).
-    pub duration_ms: f64,
-    pub request_transfer_ms: f64,
+    /// Request start to response end (or request end when unanswered);
+    /// None when the capture's clock stepped back between them, as for
+    /// every duration here.
+    pub duration_ms: Option<f64>,
+    pub request_transfer_ms: Option<f64>,
     /// Last request byte to first response byte, at the capture point.
     pub server_think_ms: Option<f64>,
     pub response_transfer_ms: Option<f64>,
@@ -92,8 +94,8 @@ const RESET_AFTER_REQUEST_NS: i64 = 1_000_000_000;
 /// answer's last byte was a program that had been waiting for it.
 const REACTS_WITHIN_NS: i64 = 100_000_000;
 
-fn ms(from_ns: i64, to_ns: i64) -> f64 {
-    (to_ns - from_ns) as f64 / 1e6
+fn ms(from_ns: i64, to_ns: i64) -> Option<f64> {
+    decode::elapsed_ms(from_ns, to_ns)
 }
 
 /// A transaction still being assembled.
@@ -311,12 +313,12 @@ impl Open {
             request_transfer_ms: ms(self.request_start_ns, self.request_end_ns),
             server_think_ms: self
                 .response
-                .map(|(start, _)| ms(self.request_end_ns, start)),
-            response_transfer_ms: self.response.map(|(start, end)| ms(start, end)),
+                .and_then(|(start, _)| ms(self.request_end_ns, start)),
+            response_transfer_ms: self.response.and_then(|(start, end)| ms(start, end)),
             client_think_ms: self
                 .response
                 .zip(next_request_ns)
-                .map(|((_, end), next)| ms(end, next)),
+                .and_then(|((_, end), next)| ms(end, next)),
             request_bytes: self.request_bytes,
             response_bytes: self.response_bytes,
             request_packets: self.request_packets,

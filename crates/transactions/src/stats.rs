@@ -61,7 +61,8 @@ fn grouped<'a>(
 ) -> Vec<(String, Durations)> {
     let mut groups: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for (key, transaction) in keyed {
-        groups.entry(key).or_default().push(transaction.duration_ms);
+        let durations = groups.entry(key).or_default();
+        durations.extend(transaction.duration_ms);
     }
     let mut rows: Vec<(String, Durations)> = groups
         .into_iter()

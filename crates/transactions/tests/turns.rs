@@ -39,11 +39,11 @@ fn turns_split_into_requests_with_think_times() {
     assert_eq!(first.signature, "blk[327]-blk[3xxx]");
     assert_eq!((first.request_bytes, first.response_bytes), (327, 3496));
     assert_eq!((first.request_packets, first.response_packets), (2, 3));
-    assert_eq!(first.request_transfer_ms, 1.0);
+    assert_eq!(first.request_transfer_ms, Some(1.0));
     assert_eq!(first.server_think_ms, Some(50.0));
     assert_eq!(first.response_transfer_ms, Some(2.0));
     assert_eq!(first.client_think_ms, Some(37.0));
-    assert_eq!(first.duration_ms, 53.0);
+    assert_eq!(first.duration_ms, Some(53.0));
     let second = &transactions[1];
     assert_eq!(
         (second.index, second.signature.as_str()),

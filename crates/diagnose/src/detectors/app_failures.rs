@@ -59,7 +59,7 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
         "Succeeding, these {} would do what was asked; today the {:.1} ms they took bought \
          nothing, and a client that tries again pays it twice.",
         counted(failed.len(), "request"),
-        failed.iter().map(|t| t.duration_ms).sum::<f64>()
+        failed.iter().filter_map(|t| t.duration_ms).sum::<f64>()
     );
     for kind in ALL_KINDS {
         let count = kinds.iter().filter(|&&k| k == kind).count();

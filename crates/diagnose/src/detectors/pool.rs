@@ -163,7 +163,12 @@ fn queueing(inputs: &Inputs, front: &Tier, back: &Tier) -> Option<PoolQueueing> 
     let waiting = peak_waiting(front);
     let pool = back.connections.len();
     let queued = median(waits_ms.clone());
-    let back_ms = median(back.transactions.iter().map(|t| t.duration_ms).collect());
+    let back_ms = median(
+        back.transactions
+            .iter()
+            .filter_map(|t| t.duration_ms)
+            .collect(),
+    );
     if waiting <= pool || queued < back_ms {
         return None;
     }

@@ -138,16 +138,12 @@ fn handshake(out: &mut dyn Write, clock: &Clock, c: &ConnectionSummary) -> io::R
         steps.push(vec![
             "  SYN again".into(),
             clock.both(*retry),
-            format!("{} after the SYN", duration_ms((retry - syn) as f64 / 1e6)),
+            after_the_syn(syn, *retry),
         ]);
     }
     for (name, at) in [("  SYN-ACK", h.syn_ack_ns), ("  ACK", h.ack_ns)] {
         match at {
-            Some(at) => steps.push(vec![
-                name.into(),
-                clock.both(at),
-                format!("{} after the SYN", duration_ms((at - syn) as f64 / 1e6)),
-            ]),
+            Some(at) => steps.push(vec![name.into(), clock.both(at), after_the_syn(syn, at)]),
             None => steps.push(vec![name.into(), "not seen".into(), String::new()]),
         }
     }
@@ -473,4 +469,12 @@ fn write_csv(out: &mut dyn Write, one: &OneConnection) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// How long after the SYN a step came; none across a step back of the clock.
+fn after_the_syn(syn_ns: i64, at_ns: i64) -> String {
+    match decode::elapsed_ms(syn_ns, at_ns) {
+        Some(ms) => format!("{} after the SYN", duration_ms(ms)),
+        None => "before the SYN: the clock stepped back".into(),
+    }
 }

@@ -168,7 +168,8 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis, style: &Style) ->
         write_lines(out, &table)?;
     }
     let mut slowest: Vec<_> = analysis.transactions.iter().collect();
-    slowest.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
+    let duration = |t: &transactions::Transaction| t.duration_ms.unwrap_or(f64::NEG_INFINITY);
+    slowest.sort_by(|a, b| duration(b).total_cmp(&duration(a)));
     slowest.truncate(SLOWEST_SHOWN);
     let mut table = Columns::new(
         &[
@@ -194,8 +195,8 @@ pub fn transactions(out: &mut impl Write, analysis: &Analysis, style: &Style) ->
             t.index.to_string(),
             clock.both(t.request_start_ns),
             t.signature.clone(),
-            fixed(t.duration_ms, 2),
-            fixed(t.request_transfer_ms, 2),
+            shown(t.duration_ms),
+            shown(t.request_transfer_ms),
             shown(t.server_think_ms),
             shown(t.response_transfer_ms),
             t.retransmissions.to_string(),
