@@ -411,13 +411,35 @@ fn a_bad_byte_order_magic_is_an_error() {
 }
 
 #[test]
-fn empty_and_foreign_files_are_not_captures() {
-    for bytes in [Vec::new(), vec![0xa1], b"GIF89a....".to_vec()] {
+fn foreign_files_are_not_captures() {
+    for bytes in [vec![0xa1], b"GIF89a....".to_vec()] {
         let error = CaptureReader::from_reader("x", Cursor::new(bytes))
             .err()
             .unwrap();
         assert_eq!(error.to_string(), "x: not a pcap or pcapng file at byte 0");
     }
+}
+
+#[test]
+fn an_empty_file_is_called_empty_at_no_offset() {
+    let error = CaptureReader::from_reader("x", Cursor::new(Vec::new()))
+        .err()
+        .unwrap();
+    assert_eq!(error.to_string(), "x: empty file");
+    assert_eq!(error.place, crate::Place::Nowhere);
+    let error = CaptureReader::from_reader("x.zst", Cursor::new(zstd(&[])))
+        .err()
+        .unwrap();
+    assert_eq!(error.to_string(), "x.zst: empty once decompressed");
+}
+
+#[test]
+fn an_error_of_the_system_names_no_offset() {
+    let directory = std::env::temp_dir();
+    let error = crate::open(directory.to_str().unwrap()).err().unwrap();
+    assert_eq!(error.place, crate::Place::Nowhere);
+    assert!(!error.to_string().contains("at byte"), "{error}");
+    assert!(error.to_string().contains("Is a directory"), "{error}");
 }
 
 #[test]
@@ -535,6 +557,51 @@ fn a_corrupt_compressed_stream_is_an_error() {
     let middle = file.len() / 2;
     file[middle..middle + 64].fill(0x55);
     assert!(read_all(file).is_err());
+}
+
+#[test]
+fn a_zstd_stream_may_begin_with_a_skippable_frame() {
+    let plain = many_records();
+    for magic in [0x184d_2a50u32, 0x184d_2a5f] {
+        let mut file = magic.to_le_bytes().to_vec();
+        file.extend(6u32.to_le_bytes());
+        file.extend(b"tcpwhy");
+        file.extend(zstd(&plain));
+        assert_eq!(read_all(file).unwrap(), read_all(plain.clone()).unwrap());
+    }
+}
+
+#[test]
+fn an_error_in_compressed_input_is_placed_in_the_decompressed_stream() {
+    // Bad data inside the capture: where it lies in the decompressed bytes.
+    let mut plain = pcap_at(LITTLE, &[1, 2, 3]);
+    plain[24 + 8..24 + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+    let error = read_all(zstd(&plain)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "test: implausible record length 4294967295 (frame 1) at byte 24 in the decompressed stream"
+    );
+    // Damage the decoder finds (a bad checksum): where it had read to as well.
+    let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 1).unwrap();
+    encoder.include_checksum(true).unwrap();
+    encoder.write_all(&many_records()).unwrap();
+    let mut damaged = encoder.finish().unwrap();
+    *damaged.last_mut().unwrap() ^= 0xff;
+    let (_, error) = read_until_error(damaged.clone());
+    let error = error.expect("the damage is found");
+    let crate::Place::Decompressed {
+        compressed: Some(compressed),
+    } = error.place
+    else {
+        panic!("{error}");
+    };
+    assert!(compressed <= damaged.len() as u64, "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains(" in the decompressed stream (byte "),
+        "{error}"
+    );
 }
 
 /// Frames read until the end or an error, and the error.
