@@ -492,7 +492,12 @@ fn html_report(global: &GlobalArgs, args: &ReportArgs) -> io::Result<ExitCode> {
             Ok(written) => {
                 let analysis = &written.analysis;
                 print_notes(analysis);
-                let code = exit_code(analysis, args.fail_on.reached(&analysis.findings));
+                let code = if written.partial || !output::interrupted(analysis) {
+                    exit_code(analysis, args.fail_on.reached(&analysis.findings))
+                } else {
+                    eprintln!("tcpwhy: stopped by a signal once the report was written whole");
+                    ExitCode::from(EXIT_INTERRUPTED)
+                };
                 if let Some((path, bytes)) = &written.file {
                     let kept = written.kept.as_ref().map_or(String::new(), |kept| {
                         format!("; {}, already there, was kept", kept.display())

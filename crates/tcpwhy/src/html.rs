@@ -46,6 +46,8 @@ pub struct Written {
     pub file: Option<(PathBuf, u64)>,
     /// The file kept at the path asked for, when a partial report went beside it.
     pub kept: Option<PathBuf>,
+    /// The report says it is partial.
+    pub partial: bool,
 }
 
 /// Analyzes the traffic `stages` selects in `files` and writes the report
@@ -101,6 +103,7 @@ pub fn write_report(
             .filter(|_| destination.path().is_some())
             .map(|path| (path.to_path_buf(), size)),
         kept: moved.then(|| output.to_path_buf()),
+        partial: report.partial.is_some(),
         analysis,
     })
 }
@@ -551,7 +554,34 @@ impl std::error::Error for StoppedBySignal {}
 
 #[cfg(test)]
 mod tests {
-    use super::shell_quoted;
+    use super::{shell_quoted, write_atomically, Stopped};
+
+    #[test]
+    fn a_signal_during_the_write_keeps_the_file_there() {
+        let dir = std::env::temp_dir().join(format!("tcpwhy-signalled-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("report.html");
+        std::fs::write(&path, "the report before").unwrap();
+        let existing = std::fs::metadata(&path).unwrap();
+        crate::signals::install(true);
+        let written = write_atomically(&path, Some(&existing), |out| {
+            out.write_all(b"<!DOCTYPE html>")?;
+            // Safety: raise only sends this process a signal its handler takes.
+            unsafe { libc::raise(libc::SIGINT) };
+            while crate::signals::received() == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            out.write_all(&[b'x'; 1 << 21])
+        });
+        assert!(matches!(written, Err(Stopped::BySignal)));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "the report before");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "a temporary file was left"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn words_with_shell_syntax_are_quoted() {

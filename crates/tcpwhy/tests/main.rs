@@ -18,6 +18,7 @@ mod lab_captures;
 mod report_cli;
 mod report_in_browser;
 mod robustness;
+mod stopping;
 mod table_formats;
 mod timeline_on_lab;
 mod transactions_on_lab;
