@@ -176,3 +176,83 @@ fn an_output_directory_that_cannot_be_made_is_named_in_the_error() {
     assert!(stderr.contains(&*occupied.to_string_lossy()), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `tcpwhy export` with files limited to `max_bytes` each, as a disk that
+/// fills up would stop them.
+fn export_limited(capture: &Path, dir: &Path, max_bytes: u64) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tcpwhy"));
+    command
+        .args(["export", "--format", "csv", "--quiet", "-o"])
+        .arg(dir)
+        .arg(capture);
+    // Safety: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            // A write past the limit then fails instead of killing the process.
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: max_bytes,
+                rlim_max: max_bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn an_export_that_cannot_write_a_table_writes_none_and_names_it() {
+    let capture = common::lab_file("healthy.pcap");
+    let dir = scratch_dir("full");
+    let whole = export_as("csv", &capture, &dir);
+    assert!(whole.status.success());
+    let mut sizes: Vec<(u64, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .map(|entry| {
+            (
+                entry.metadata().unwrap().len(),
+                entry.file_name().to_string_lossy().into(),
+            )
+        })
+        .collect();
+    sizes.sort();
+    let (largest, name) = sizes.last().unwrap().clone();
+    assert!(sizes[sizes.len() - 2].0 < largest, "{sizes:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Room for every table but the largest.
+    let output = export_limited(&capture, &dir, largest - 1);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        !dir.exists(),
+        "tables were left: {:?}",
+        std::fs::read_dir(&dir).map(|d| d.count())
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let table = name.trim_end_matches(".csv");
+    assert!(
+        stderr.contains(&format!(
+            "{}: writing the {table} table: ",
+            dir.join(&name).display()
+        )),
+        "{stderr}"
+    );
+    // Over an earlier export, the earlier tables stay as they were.
+    assert!(export_as("json", &capture, &dir).status.success());
+    let before: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let output = export_limited(&capture, &dir, largest - 1);
+    assert_eq!(output.status.code(), Some(2));
+    let after: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after, "{}", String::from_utf8_lossy(&output.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -95,6 +95,19 @@ fn a_private_report_stays_private_when_written_again() {
 }
 
 #[test]
+fn a_report_written_over_a_setuid_file_keeps_no_setuid_bit() {
+    let dir = scratch("setuid");
+    let report = dir.join("report.html");
+    std::fs::write(&report, "old").unwrap();
+    std::fs::set_permissions(&report, std::fs::Permissions::from_mode(0o6755)).unwrap();
+    let output = tcpwhy(&["report", DEMO, "-o", text(&report), "--quiet"]);
+    assert!(output.status.success(), "{output:?}");
+    let mode = std::fs::metadata(&report).unwrap().permissions().mode();
+    assert_eq!(mode & 0o7777, 0o755);
+    assert!(is_report(&std::fs::read(&report).unwrap()));
+}
+
+#[test]
 fn a_report_to_dash_goes_to_standard_output() {
     let output = tcpwhy(&["report", DEMO, "-o", "-", "--quiet"]);
     assert!(output.status.success(), "{output:?}");
@@ -233,6 +246,46 @@ fn a_clock_stepping_back_is_reported_and_wraps_nothing() {
     let end = lines.last().unwrap();
     assert_eq!(end["clock"]["steps_back"], 1, "{end}");
     assert!(end["notes"][0].as_str().unwrap().contains("stepped back"));
+    // The answer stamped before its request has no duration, and says so.
+    let output = tcpwhy(&[
+        "transactions",
+        text(&capture),
+        "--format",
+        "json",
+        "--quiet",
+    ]);
+    let lines = json_lines(&output.stdout);
+    let across_the_step = &lines[0];
+    assert_eq!(across_the_step["type"], "transaction");
+    assert!(
+        across_the_step["duration_ms"].is_null(),
+        "{across_the_step}"
+    );
+    assert!(
+        across_the_step["server_think_ms"].is_null(),
+        "{across_the_step}"
+    );
+    for transaction in lines.iter().filter(|l| l["type"] == "transaction") {
+        for field in [
+            "duration_ms",
+            "request_transfer_ms",
+            "server_think_ms",
+            "response_transfer_ms",
+        ] {
+            assert!(
+                transaction[field].as_f64().is_none_or(|ms| ms >= 0.0),
+                "{transaction}"
+            );
+        }
+    }
+    let note = lines.last().unwrap()["notes"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(note.contains("left out (null), of 1 transaction"), "{note}");
+    let table = tcpwhy(&["transactions", text(&capture), "--quiet"]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(!table.contains("-1000"), "{table}");
     let output = tcpwhy(&["diagnose", text(&capture), "--format", "json", "--quiet"]);
     for finding in json_lines(&output.stdout)
         .iter()
@@ -242,6 +295,29 @@ fn a_clock_stepping_back_is_reported_and_wraps_nothing() {
         assert!((0.0..=1.0).contains(&share), "{finding}");
         assert!(finding["cost_ms"].as_f64().unwrap() < 60_000.0, "{finding}");
     }
+}
+
+#[test]
+fn a_handshake_answered_before_its_syn_has_no_round_trip() {
+    let dir = scratch("clock-wrap");
+    let capture = dir.join("syn-ack-first.pcap");
+    let mut trace = Trace::ethernet();
+    let mut conversation = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    // The SYN-ACK stamped 5 s before the SYN.
+    conversation.syn(&mut trace, Side::Client, 10_000.0, Vec::new());
+    conversation.syn(&mut trace, Side::Server, 5_000.0, Vec::new());
+    conversation.ack(&mut trace, Side::Client, 5_001.0);
+    trace.write(&capture).unwrap();
+    let output = tcpwhy(&["connections", text(&capture), "--format", "json", "--quiet"]);
+    let lines = json_lines(&output.stdout);
+    let handshake = &lines[0]["handshake"];
+    assert!(handshake["rtt_to_server_ms"].is_null(), "{handshake}");
+    assert_eq!(handshake["rtt_to_client_ms"], 1.0, "{handshake}");
+    let note = lines.last().unwrap()["notes"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(note.contains("of 1 handshake"), "{note}");
 }
 
 #[test]
