@@ -101,8 +101,13 @@ fn a_capture_cut_inside_its_last_record_gets_a_report_marked_partial_and_exit_3(
     let output = tcpwhy(&["report", "-q", path(&capture), "-o", path(&html)]);
     assert_eq!(output.status.code(), Some(3), "{output:?}");
     let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // The warning, then the one line saying what was written.
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
     assert!(stderr.starts_with("tcpwhy: warning: ") && stderr.contains("cut.pcap"));
+    assert!(stderr
+        .lines()
+        .nth(1)
+        .is_some_and(|line| line.starts_with("tcpwhy: wrote ")));
     let data = report_data(&html);
     let partial = data["meta"]["partial"].as_str().unwrap();
     assert!(partial.contains("ends inside a record"), "{partial}");
