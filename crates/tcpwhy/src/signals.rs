@@ -1,8 +1,8 @@
-//! Ctrl-C and SIGTERM, taken on a thread of their own. The first asks the
-//! analysis to stop ([`pipeline::stop`]): the read ends at once, the stages
-//! after it within a second, and what they had is written, marked partial.
-//! A second, or the first in a command that cannot stop part way, exits at
-//! once, first removing an output still being written.
+//! Ctrl-C and SIGTERM. The first asks the analysis to stop
+//! ([`pipeline::stop`]): the read ends at once, the stages after it within
+//! a second, and what they had is written, marked partial. A second, or the
+//! first in a command that cannot stop part way, exits at once from a
+//! thread of its own, first removing an output still being written.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,18 +22,27 @@ static BEING_WRITTEN: Mutex<Option<PathBuf>> = Mutex::new(None);
 /// Handles SIGINT and SIGTERM from now on; with `first_stops`, the first
 /// asks the work to stop rather than ending the process.
 pub fn install(first_stops: bool) {
+    for signal in [SIGINT, SIGTERM] {
+        // Counted and the stop asked for in the handler itself: the thread
+        // below may run too late to stop work that is ending.
+        // Safety: the action only changes atomics, as a signal handler may.
+        let _ = unsafe { signal_hook::low_level::register(signal, on_signal) };
+    }
     let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
         return;
     };
     std::thread::spawn(move || {
         for _ in signals.forever() {
-            let first = RECEIVED.fetch_add(1, Ordering::SeqCst) == 0;
-            pipeline::stop();
-            if !first || !first_stops {
+            if received() > 1 || !first_stops {
                 exit_now();
             }
         }
     });
+}
+
+fn on_signal() {
+    RECEIVED.fetch_add(1, Ordering::SeqCst);
+    pipeline::stop();
 }
 
 fn exit_now() -> ! {

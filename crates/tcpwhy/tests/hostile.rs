@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -158,8 +159,23 @@ impl Live {
     }
 
     fn signal(&self, signal: i32) {
-        // Safety: kill only sends a signal to the child started here.
-        assert_eq!(unsafe { libc::kill(self.child.id() as i32, signal) }, 0);
+        crate::common::signal_when_handled(&self.child, signal);
+    }
+
+    /// Waits until tcpwhy has taken all that was written to its input out
+    /// of the pipe, then as long again as it may take to analyse it.
+    fn wait_until_read(&self) {
+        let stdin = self.child.stdin.as_ref().unwrap().as_raw_fd();
+        let unread = || {
+            let mut bytes: libc::c_int = 0;
+            // Safety: FIONREAD writes one int, the bytes waiting in the pipe.
+            assert_eq!(unsafe { libc::ioctl(stdin, libc::FIONREAD, &mut bytes) }, 0);
+            bytes
+        };
+        while unread() > 0 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(500));
     }
 
     /// Lines until the output ends, and the exit code.
@@ -193,7 +209,7 @@ fn ctrl_c_on_a_live_pipe_prints_the_results_so_far_marked_partial() {
         let live = Live::start(&[command, "-", "--format", "json", "--quiet"]);
         // Wait until the frames written are read, then stop it as Ctrl-C would.
         let started = Instant::now();
-        std::thread::sleep(Duration::from_millis(500));
+        live.wait_until_read();
         live.signal(libc::SIGINT);
         let (lines, code, stderr) = live.finish();
         assert!(started.elapsed() < Duration::from_secs(20));

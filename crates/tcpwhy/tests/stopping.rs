@@ -41,8 +41,7 @@ fn start(args: &[&str], stdin: Stdio) -> Child {
 }
 
 fn interrupt(child: &Child) {
-    // Safety: kill only sends a signal to the child started here.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    crate::common::signal_when_handled(child, libc::SIGINT);
 }
 
 /// The child's output once it ends, failing the test if it outlasts PATIENCE.

@@ -176,3 +176,32 @@ pub fn value_at(array: &dyn Array, row: usize) -> Value {
         other => panic!("no JSON form for {other}"),
     }
 }
+
+/// Sends `signal` to `child` once it handles it: a signal sent before then
+/// would end it (or, where the default is to ignore it, be lost), and the
+/// test would not test what it means to.
+pub fn signal_when_handled(child: &std::process::Child, signal: i32) {
+    let started = std::time::Instant::now();
+    while !handles(child.id(), signal) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "tcpwhy never came to handle signal {signal}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // Safety: kill only sends a signal to the child started by the test.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+}
+
+/// Whether process `pid` has a handler for `signal`: its bit in the mask
+/// of caught signals Linux shows in /proc/PID/status.
+fn handles(pid: u32, signal: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+}
