@@ -135,10 +135,12 @@ fn whole_run(args: &[&str]) -> Duration {
 }
 
 /// A run of `args` sent SIGINT `share` of the way through a run as long
-/// as `whole`; a run that had already ended by then is tried again, sooner.
-fn stopped_at(args: &[&str], whole: Duration, share: f64) -> Output {
+/// as `whole`; a run that had already ended by then is tried again, sooner,
+/// `afresh` first undoing what it wrote.
+fn stopped_at(args: &[&str], whole: Duration, share: f64, afresh: impl Fn()) -> Output {
     let mut after = whole.mul_f64(share);
     for _ in 0..4 {
+        afresh();
         let mut child = start(args, Stdio::null());
         std::thread::sleep(after);
         if child.try_wait().unwrap().is_none() {
@@ -200,16 +202,20 @@ fn a_signal_at_half_or_near_the_end_of_a_long_run_stops_it_with_partial_results(
         let args = [command, text(&capture), "--format", "json", "--quiet"];
         let whole = whole_run(&args);
         for share in [0.5, 0.95] {
-            let output = stopped_at(&args, whole, share);
+            let output = stopped_at(&args, whole, share, || {});
             assert_stopped_with_partial_lines(&output, &format!("{command} at {share}"));
         }
     }
     let report = dir.join("report.html");
     let whole = whole_run(&["report", text(&capture), "-o", text(&report), "--quiet"]);
-    std::fs::remove_file(&report).unwrap();
+    // A run that ended before its signal leaves a whole report, which a
+    // partial one would then go beside.
+    let no_report = || {
+        let _ = std::fs::remove_file(&report);
+    };
     for share in [0.5, 0.95] {
         let args = ["report", text(&capture), "-o", text(&report), "--quiet"];
-        let output = stopped_at(&args, whole, share);
+        let output = stopped_at(&args, whole, share, no_report);
         assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
         if stderr(&output).contains("stopped by a signal while writing") {
             // Come as the file was written: nothing was there, nothing is.
