@@ -136,7 +136,8 @@ fn whole_run(args: &[&str]) -> Duration {
 
 /// A run of `args` sent SIGINT `share` of the way through a run as long
 /// as `whole`; a run that had already ended by then is tried again, sooner,
-/// `afresh` first undoing what it wrote.
+/// `afresh` first undoing what it wrote. So is one the signal reached as it
+/// was exiting, after its last look for one: it ended whole and succeeded.
 fn stopped_at(args: &[&str], whole: Duration, share: f64, afresh: impl Fn()) -> Output {
     let mut after = whole.mul_f64(share);
     for _ in 0..4 {
@@ -145,9 +146,13 @@ fn stopped_at(args: &[&str], whole: Duration, share: f64, afresh: impl Fn()) -> 
         std::thread::sleep(after);
         if child.try_wait().unwrap().is_none() {
             interrupt(&child);
-            return finish(child);
+            let output = finish(child);
+            if !output.status.success() {
+                return output;
+            }
+        } else {
+            let _ = child.wait();
         }
-        let _ = child.wait();
         after = after.mul_f64(0.8);
     }
     panic!("tcpwhy {args:?} always ended before {share} of its run");
