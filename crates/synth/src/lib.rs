@@ -22,6 +22,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 mod frame;
+pub mod rewrite;
 pub mod shared;
 
 pub use frame::{Link, Packet, TcpOption};
