@@ -27,7 +27,8 @@ use decode::{NonTcp, Segment, Skip};
 use diagnose::{Evidence, Finding};
 use rustc_hash::FxHashSet;
 use tcp::{
-    ConnectionSummary, Departed, Event, EventKind, SegmentView, Tracker, Trimmed, UnansweredSyns,
+    ConnectionSummary, Departed, Event, EventKind, Repeats, SegmentView, Tracker, Trimmed,
+    UnansweredSyns,
 };
 use timeline::{Series, Tick, Timeline};
 use transactions::{Builder, ConnectionLedger, Transaction};
@@ -285,13 +286,7 @@ impl Analysis {
                 self.counts.copies
             ));
         }
-        if self.counts.recorded_twice > 0 {
-            notes.push(format!(
-                "{} frames were recorded twice by the capture (the same packet again, \
-                 as a mirror port shows it going in and out) and were analysed once",
-                self.counts.recorded_twice
-            ));
-        }
+        notes.extend(self.counts.repeats_notes());
         if self.counts.tcp_segments == 0 && self.counts.frames > 0 {
             let frames = match self.counts.frames {
                 1 => "the only frame held no".to_string(),
@@ -356,6 +351,34 @@ fn plural(count: u64, noun: &str) -> String {
     }
 }
 
+impl Counts {
+    /// What the reader should know of frames one file holds twice.
+    fn repeats_notes(&self) -> Vec<String> {
+        let repeats = &self.repeats;
+        let mut notes = Vec::new();
+        if repeats.recorded_twice > 0 {
+            notes.push(format!(
+                "{} frames were recorded twice by the capture (the same packet again, \
+                 as a mirror port shows it going in and out) and were analysed once",
+                repeats.recorded_twice
+            ));
+        }
+        if let (n @ 1.., Some((least, most))) = (repeats.forwarded_again, repeats.ttl_steps) {
+            let step = if least == most {
+                least.to_string()
+            } else {
+                format!("{least} to {most}")
+            };
+            notes.push(format!(
+                "{n} frames were packets the capture had already seen, again with a TTL \
+                 {step} lower: a router forwarded them back onto the tapped link; each \
+                 was analysed once"
+            ));
+        }
+        notes
+    }
+}
+
 /// Frame counts by outcome.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct Counts {
@@ -365,8 +388,9 @@ pub struct Counts {
     pub selected_segments: u64,
     /// Frames that another input file had already captured, left out of the analysis.
     pub copies: u64,
-    /// Frames one file recorded twice (see [`tcp::Tracker::process`]), left out.
-    pub recorded_twice: u64,
+    /// Frames one file holds twice (see [`tcp::Tracker::process`]), left out.
+    #[serde(flatten)]
+    pub repeats: Repeats,
     pub skipped: SkipCounts,
     pub clock: Clock,
     /// The frames without TCP, by what they carried.
@@ -792,7 +816,6 @@ pub struct Analyzer {
     tcp_segments: u64,
     selected_segments: u64,
     copies: u64,
-    recorded_twice: u64,
 }
 
 impl Analyzer {
@@ -816,7 +839,6 @@ impl Analyzer {
             tcp_segments: 0,
             selected_segments: 0,
             copies: 0,
-            recorded_twice: 0,
         }
     }
 
@@ -847,13 +869,10 @@ impl Analyzer {
     }
 
     /// One decoded segment; `payload` is its captured payload (or empty),
-    /// read only by the transactions. None for a frame the capture recorded
-    /// twice, counted and left out.
+    /// read only by the transactions. None for a frame the capture holds
+    /// twice, counted by the tracker and left out.
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> Option<SegmentView> {
-        let Some(view) = self.tracker.process(segment) else {
-            self.recorded_twice += 1;
-            return None;
-        };
+        let view = self.tracker.process(segment)?;
         self.tcp_segments += 1;
         if view.connection == self.opened.len() as u64 {
             self.opened.push(segment.frame);
@@ -954,6 +973,7 @@ impl Analyzer {
             mut connections,
             unanswered_syns,
             trimmed,
+            repeats,
         } = self.tracker.finish_all();
         if let Some(selecting) = &self.selecting {
             connections.retain(|connection| selecting.kept_connection(connection.id));
@@ -970,7 +990,7 @@ impl Analyzer {
             tcp_segments: self.tcp_segments,
             selected_segments: self.selected_segments,
             copies: self.copies,
-            recorded_twice: self.recorded_twice,
+            repeats,
             memory_budget_bytes: self.memory_budget_bytes,
         }
     }

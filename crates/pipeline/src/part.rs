@@ -11,7 +11,7 @@
 
 use capture::CaptureError;
 use diagnose::{Evidence, Inputs};
-use tcp::{ConnectionSummary, Event, Trimmed, UnansweredSyns};
+use tcp::{ConnectionSummary, Event, Repeats, Trimmed, UnansweredSyns};
 use timeline::Timeline;
 use transactions::{ConnectionLedger, Transaction};
 
@@ -35,7 +35,7 @@ pub struct Part {
     pub tcp_segments: u64,
     pub selected_segments: u64,
     pub copies: u64,
-    pub recorded_twice: u64,
+    pub repeats: Repeats,
     pub memory_budget_bytes: u64,
 }
 
@@ -118,7 +118,7 @@ impl Default for Part {
             tcp_segments: 0,
             selected_segments: 0,
             copies: 0,
-            recorded_twice: 0,
+            repeats: Repeats::default(),
             memory_budget_bytes: crate::DEFAULT_MEMORY_BYTES,
         }
     }
@@ -147,7 +147,7 @@ impl Part {
         self.tcp_segments += other.tcp_segments;
         self.selected_segments += other.selected_segments;
         self.copies += other.copies;
-        self.recorded_twice += other.recorded_twice;
+        self.repeats.add(&other.repeats);
     }
 }
 
@@ -181,7 +181,7 @@ pub(crate) fn conclude_telling(
         tcp_segments,
         selected_segments,
         copies,
-        recorded_twice,
+        repeats,
         memory_budget_bytes,
         ..
     } = part;
@@ -234,7 +234,7 @@ pub(crate) fn conclude_telling(
             tcp_segments,
             selected_segments,
             copies,
-            recorded_twice,
+            repeats,
             skipped,
             clock,
             other_traffic,

@@ -10,8 +10,8 @@ use capture::{CaptureError, Place};
 use decode::Endpoint;
 use tcp::{
     AckClockStats, Close, CloseHow, ConnState, ConnectionSummary, Direction, DirectionSummary,
-    Event, EventKind, Handshake, Retransmissions, Role, RttStats, Sources, SynAttempt, SynOptions,
-    Trimmed, UnansweredSyns, WindowStats,
+    Event, EventKind, Handshake, Repeats, Retransmissions, Role, RttStats, Sources, SynAttempt,
+    SynOptions, Trimmed, UnansweredSyns, WindowStats,
 };
 use timeline::{Snapshot, Timeline};
 use transactions::{
@@ -33,7 +33,7 @@ impl std::fmt::Display for Malformed {
 impl std::error::Error for Malformed {}
 
 /// Written first: bytes from another layout are refused, not misread.
-const PART_MAGIC: &[u8; 8] = b"twpart01";
+const PART_MAGIC: &[u8; 8] = b"twpart02";
 const SURVEY_MAGIC: &[u8; 8] = b"twfile02";
 
 impl Part {
@@ -590,8 +590,13 @@ wire_struct!(Part {
     tcp_segments,
     selected_segments,
     copies,
-    recorded_twice,
+    repeats,
     memory_budget_bytes,
+});
+wire_struct!(Repeats {
+    recorded_twice,
+    forwarded_again,
+    ttl_steps,
 });
 wire_struct!(CaptureError {
     path,

@@ -1,9 +1,11 @@
 //! A capture that recorded every packet twice, as a mirror port shows each
-//! going in and out, tells the same story as one that recorded each once.
+//! going in and out, or as a router forwards each back onto the tapped
+//! link, tells the same story as one that recorded each once.
 
 use std::path::{Path, PathBuf};
 
 use pipeline::{Analysis, Silent, Stages};
+use synth::rewrite::Capture;
 
 fn capture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -60,7 +62,10 @@ fn every_frame_recorded_twice_is_analysed_once() {
     std::fs::remove_file(&doubled).unwrap();
 
     assert_eq!(twice.counts.frames, 2 * once.counts.frames);
-    assert_eq!(twice.counts.recorded_twice, once.counts.tcp_segments);
+    assert_eq!(
+        twice.counts.repeats.recorded_twice,
+        once.counts.tcp_segments
+    );
     assert_eq!(twice.counts.tcp_segments, once.counts.tcp_segments);
     let resent = |a: &Analysis| a.connections[0].client_to_server.retransmissions;
     assert_eq!(resent(&twice), resent(&once));
@@ -69,4 +74,60 @@ fn every_frame_recorded_twice_is_analysed_once() {
         .notes()
         .iter()
         .any(|note| note.contains("recorded twice by the capture")));
+}
+
+/// The lab capture `name` alone, and with a router's copy of every packet.
+fn with_router_copies(name: &str) -> (Analysis, Analysis) {
+    let original = capture(name);
+    let copied = std::env::temp_dir().join(format!("router-copies-{}-{name}", std::process::id()));
+    Capture::read(&original).with_router_copies().write(&copied);
+    let once = diagnosed(&original);
+    let forwarded = diagnosed(&copied);
+    std::fs::remove_file(&copied).unwrap();
+    (once, forwarded)
+}
+
+fn resent(analysis: &Analysis) -> u64 {
+    analysis
+        .connections
+        .iter()
+        .map(|c| {
+            c.client_to_server.retransmissions.total + c.server_to_client.retransmissions.total
+        })
+        .sum()
+}
+
+#[test]
+fn a_routers_copies_one_hop_on_are_no_loss() {
+    let (once, forwarded) = with_router_copies("healthy.pcap");
+    assert_eq!(forwarded.counts.frames, 2 * once.counts.frames);
+    assert_eq!(
+        forwarded.counts.repeats.forwarded_again,
+        once.counts.tcp_segments
+    );
+    assert_eq!(forwarded.counts.repeats.ttl_steps, Some((1, 1)));
+    assert_eq!((resent(&once), resent(&forwarded)), (0, 0));
+    assert!(forwarded
+        .findings
+        .iter()
+        .all(|f| f.kind != diagnose::FindingKind::PacketLoss));
+    assert_eq!(kinds_and_titles(&forwarded), kinds_and_titles(&once));
+    let notes = forwarded.notes();
+    assert!(
+        notes.iter().any(|note| note.starts_with(
+            "88 frames were packets the capture had already seen, again with a TTL 1 lower"
+        )),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_routers_copies_of_a_lossy_transfer_leave_its_own_loss() {
+    let (once, forwarded) = with_router_copies("loss_upstream-client.pcap");
+    assert_eq!(
+        forwarded.counts.repeats.forwarded_again,
+        once.counts.tcp_segments
+    );
+    assert_eq!(resent(&forwarded), resent(&once));
+    assert_eq!(kinds_and_titles(&forwarded), kinds_and_titles(&once));
 }

@@ -4,7 +4,7 @@ use decode::{Endpoint, Flags, Segment};
 
 use crate::direction::{self, Half, Relative, SideRtts, WindowScale};
 use crate::event::{Direction, EventKind, EventSet};
-use crate::recorded_twice::Recent;
+use crate::recorded_twice::{Recent, Repeat};
 use crate::services;
 use crate::summary::{Close, CloseHow, ConnState, ConnectionSummary, Handshake, Role, SynOptions};
 use crate::view::SegmentView;
@@ -129,15 +129,15 @@ impl Connection {
         self.halves_mut(direction).0.host_numbered_elsewhere(id);
     }
 
-    /// True when the capture recorded `segment` twice (see
+    /// How the capture holds `segment` again, when it does (see
     /// [`crate::recorded_twice`]): the copy is left out.
-    pub fn recorded_twice(&mut self, segment: &Segment) -> bool {
+    pub fn repeat_of(&mut self, segment: &Segment) -> Option<Repeat> {
         let sender = self.direction_of(segment).index();
-        if self.recent[sender].repeats(segment) {
-            return true;
+        let repeat = self.recent[sender].repeats(segment);
+        if repeat.is_none() {
+            self.recent[1 - sender].peer_sent();
         }
-        self.recent[1 - sender].peer_sent();
-        false
+        repeat
     }
 
     /// Analyses one segment; returns what it made of it.

@@ -27,6 +27,7 @@ mod view;
 
 pub use direction::SideRtts;
 pub use event::{Direction, Event, EventKind, EventSet};
+pub use recorded_twice::Repeats;
 pub use release::{Lacked, Release, Wait};
 pub use seq::SeqNumber;
 pub use summary::{

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::connection::Connection;
 use crate::event::{Event, EventKind};
+use crate::recorded_twice::Repeats;
 use crate::summary::{ConnState, ConnectionSummary};
 use crate::syn_flood::{SynCounts, UnansweredSyns};
 use crate::view::SegmentView;
@@ -91,6 +92,8 @@ pub struct Tracked {
     /// Handshakes that never completed, per server, the most attempted first.
     pub unanswered_syns: Vec<UnansweredSyns>,
     pub trimmed: Trimmed,
+    /// The frames left out as copies of packets the capture already held.
+    pub repeats: Repeats,
 }
 
 /// The two endpoints in a fixed order, so both directions find the same entry.
@@ -130,6 +133,7 @@ pub struct Tracker {
     /// Connections retired with a summary, by id, until drained.
     concluded: Vec<u64>,
     trimmed: Trimmed,
+    repeats: Repeats,
 }
 
 impl Tracker {
@@ -159,7 +163,8 @@ impl Tracker {
     }
 
     /// Analyses one segment, queueing the events it raises, and says what it
-    /// made of it; None for a frame the capture recorded twice, left out.
+    /// made of it; None for a frame the capture holds twice (see
+    /// [`crate::recorded_twice`]), counted and left out.
     pub fn process(&mut self, segment: &Segment) -> Option<SegmentView> {
         self.latest_ns = self.latest_ns.max(segment.timestamp_ns);
         let key = flow_key(segment);
@@ -190,7 +195,8 @@ impl Tracker {
         let Some(connection) = self.slots[slot].as_mut() else {
             unreachable!("a live flow's slot holds its connection");
         };
-        if connection.recorded_twice(segment) {
+        if let Some(repeat) = connection.repeat_of(segment) {
+            self.repeats.count(repeat);
             return None;
         }
         if let Some(other) = host_numbered_elsewhere(&mut self.host_ids, segment, connection.id) {
@@ -399,6 +405,7 @@ impl Tracker {
             connections,
             unanswered_syns: self.syns.finish(),
             trimmed: self.trimmed,
+            repeats: self.repeats,
         }
     }
 }

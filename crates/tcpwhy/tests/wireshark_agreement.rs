@@ -229,3 +229,28 @@ fn per_frame_analysis_flags_match_tshark_on_every_reference_capture() {
         "unexplained disagreements: {unexplained:?}"
     );
 }
+
+/// The frames of one category among `flags`.
+fn frames_of(flags: &Flags, category: &str) -> BTreeSet<u64> {
+    flags
+        .iter()
+        .filter(|(_, of)| *of == category)
+        .map(|&(frame, _)| frame)
+        .collect()
+}
+
+#[test]
+fn duplicate_acks_over_ipv6_match_tshark_as_over_ipv4() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let original = root.join("tests/captures/loss_upstream-client.pcap");
+    let converted = std::env::temp_dir().join(format!("ipv6-{}.pcap", std::process::id()));
+    synth::rewrite::Capture::read(&original)
+        .as_ipv6()
+        .write(&converted);
+    let theirs = frames_of(&tshark_flags(&converted), "duplicate_ack");
+    let ours = frames_of(&our_flags(&converted).0, "duplicate_ack");
+    let over_ipv4 = frames_of(&tshark_flags(&original), "duplicate_ack");
+    std::fs::remove_file(&converted).unwrap();
+    assert_eq!(theirs, over_ipv4, "the conversion keeps every segment");
+    assert_eq!(ours, theirs);
+}
