@@ -156,6 +156,7 @@ mod tests {
             window,
             in_flight: None,
             events: Default::default(),
+            acked_unseen: 0,
             rtt_sample_ns: None,
             wait: None,
             flight: None,

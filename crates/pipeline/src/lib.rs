@@ -287,6 +287,7 @@ impl Analysis {
             ));
         }
         notes.extend(self.counts.repeats_notes());
+        notes.extend(self.capture_drops_note());
         if self.counts.tcp_segments == 0 && self.counts.frames > 0 {
             let frames = match self.counts.frames {
                 1 => "the only frame held no".to_string(),
@@ -299,6 +300,23 @@ impl Analysis {
             ));
         }
         notes
+    }
+
+    /// The data the capture missed that its receiver acknowledged, when
+    /// there was any.
+    fn capture_drops_note(&self) -> Option<String> {
+        let missed: u64 = self
+            .connections
+            .iter()
+            .map(|c| c.client_to_server.capture_drops + c.server_to_client.capture_drops)
+            .sum();
+        (missed > 0).then(|| {
+            format!(
+                "the capture missed {missed} stretches of data that their receiver acknowledged \
+                 (Wireshark's ACKed unseen segment: sent before the capture began, or dropped \
+                 by it): the network delivered them, and no wait or loss is charged to them"
+            )
+        })
     }
 }
 

@@ -140,8 +140,9 @@ impl Connection {
         repeat
     }
 
-    /// Analyses one segment; returns what it made of it.
-    pub fn process(&mut self, segment: &Segment) -> SegmentView {
+    /// Analyses one segment; returns what it made of it. `capture_drops`
+    /// says the capture has been seen to drop data its receiver acknowledged.
+    pub fn process(&mut self, segment: &Segment, capture_drops: bool) -> SegmentView {
         let direction = self.direction_of(segment);
         self.last_frame = segment.frame;
         self.last_ns = self.last_ns.max(segment.timestamp_ns);
@@ -163,7 +164,13 @@ impl Connection {
             len: segment.payload_len,
             window: fwd.scaled_window(segment),
         };
-        let (mut flagged, sent) = direction::analyze(fwd, rev, segment, rel, first_rtt_ns, rtts);
+        let acked_unseen = if segment.flags.ack() {
+            direction::newly_acked_unseen(fwd, rev, rel.ack)
+        } else {
+            0
+        };
+        let (mut flagged, sent) =
+            direction::analyze(fwd, rev, segment, rel, first_rtt_ns, rtts, capture_drops);
         if syn_retry {
             flagged.raise(EventKind::SynRetransmission);
         }
@@ -184,6 +191,7 @@ impl Connection {
             window: rel.window,
             in_flight,
             events: flagged,
+            acked_unseen,
             rtt_sample_ns,
             wait: sent.and_then(|sent| sent.wait),
             flight: sent.map(|sent| sent.flight),

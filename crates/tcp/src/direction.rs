@@ -162,6 +162,27 @@ impl Half {
     }
 }
 
+/// The bytes of `rev`'s that `ack`, sent by `fwd`, is the first to
+/// acknowledge past all `rev` sent that the capture saw: data delivered
+/// without the capture seeing it.
+pub fn newly_acked_unseen(fwd: &Half, rev: &Half, ack: u32) -> u32 {
+    let seen_up_to = rev.next_seq;
+    if seen_up_to == 0 {
+        return 0;
+    }
+    let acked_before = fwd.last_ack;
+    let reported_up_to = if acked_before != 0 && seq::after(acked_before, seen_up_to) {
+        acked_before
+    } else {
+        seen_up_to
+    };
+    if seq::after(ack, reported_up_to) {
+        ack.wrapping_sub(reported_up_to)
+    } else {
+        0
+    }
+}
+
 /// Round trips from the capture point to the side sending a segment and to
 /// the side receiving it, the least seen so far (0 when unknown).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -192,9 +213,20 @@ pub struct Sent {
     pub flight: u32,
 }
 
+/// What the capture missed just before a segment.
+#[derive(Debug, Clone, Copy)]
+struct Missed {
+    /// Packets of its sender, by their IP identification.
+    packets: u16,
+    /// The capture has been seen to drop packets their receiver got: the
+    /// packets missing may be the capture's, not lost on the way.
+    capture_drops: bool,
+}
+
 /// Runs Wireshark's checks for a segment travelling `fwd`, against the reverse
-/// direction `rev`, and updates both. `first_rtt_ns` is the handshake RTT.
-/// Returns the events raised, and for data, its wait and flight.
+/// direction `rev`, and updates both. `first_rtt_ns` is the handshake RTT;
+/// `capture_drops` says the capture has been seen to drop data its receiver
+/// acknowledged. Returns the events raised, and for data, its wait and flight.
 pub fn analyze(
     fwd: &mut Half,
     rev: &mut Half,
@@ -202,11 +234,15 @@ pub fn analyze(
     rel: Relative,
     first_rtt_ns: Option<i64>,
     rtts: SideRtts,
+    capture_drops: bool,
 ) -> (EventSet, Option<Sent>) {
     let mut flagged = EventSet::default();
     let flags = segment.flags;
     let now = segment.timestamp_ns;
-    let unseen_before = fwd.ip_ids.next(numbered(fwd, rev, segment));
+    let missed = Missed {
+        packets: fwd.ip_ids.next(numbered(fwd, rev, segment)),
+        capture_drops,
+    };
     if let Some((tsval, echoed)) = segment.options.timestamps {
         fwd.stamps.note(tsval, now);
         note_echo(fwd, rev, echoed, now);
@@ -236,7 +272,7 @@ pub fn analyze(
         rev.release.peer_sent_data();
     }
     track_holes(fwd, rev, segment, rel, flagged);
-    let sent = sent_data(fwd, rev, segment, rel, flagged, rtts, unseen_before);
+    let sent = sent_data(fwd, rev, segment, rel, flagged, rtts, missed);
     let timer = matches!(
         sent,
         Some(Sent {
@@ -247,7 +283,7 @@ pub fn analyze(
             ..
         })
     );
-    if unseen_before > 0 && (flagged.resent() || flagged.has(EventKind::LostSegment) || timer) {
+    if missed.packets > 0 && (flagged.resent() || flagged.has(EventKind::LostSegment) || timer) {
         fwd.ip_ids.explained();
     }
     advance(fwd, segment, rel, flagged);
@@ -367,6 +403,25 @@ fn resends_an_unseen_tail(
         && !fwd.release.prompted_by_an_ack(seen, rtts.to_sender())
 }
 
+/// Data past a gap in the sequence, from a capture known to drop packets,
+/// with no more packets of its sender missing before it than the gap's
+/// bytes take: all of them may be packets the capture missed, none an
+/// earlier sending of this data lost on the way. (Where the capture drops
+/// nothing, the gap's packets were lost, and a loss probe may send new data
+/// after them: then the data past the gap was released by a timer.)
+fn gap_takes_the_unseen_packets(
+    fwd: &Half,
+    rel: Relative,
+    flagged: EventSet,
+    missed: Missed,
+) -> bool {
+    if !missed.capture_drops || !flagged.has(EventKind::LostSegment) {
+        return false;
+    }
+    let gap = rel.seq.wrapping_sub(fwd.next_seq);
+    u32::from(missed.packets) <= gap.div_ceil(fwd.release.full_segment())
+}
+
 /// The most copies of one segment a sender sends before it gives up on the
 /// connection: the first and Linux's default of 15 resends (tcp_retries2).
 const MOST_COPIES_SENT: u16 = 16;
@@ -417,7 +472,7 @@ fn sent_data(
     rel: Relative,
     flagged: EventSet,
     rtts: SideRtts,
-    unseen_before: u16,
+    missed: Missed,
 ) -> Option<Sent> {
     let not_data = [
         EventKind::OutOfOrder,
@@ -427,7 +482,7 @@ fn sent_data(
     if rel.len == 0 || not_data.iter().any(|&kind| flagged.has(kind)) {
         return None;
     }
-    let wait = release_of(fwd, rev, segment, rel, flagged, rtts, unseen_before);
+    let wait = release_of(fwd, rev, segment, rel, flagged, rtts, missed);
     Some(Sent {
         wait,
         flight: fwd.release.flight(),
@@ -442,7 +497,7 @@ fn release_of(
     rel: Relative,
     flagged: EventSet,
     rtts: SideRtts,
-    unseen_before: u16,
+    missed: Missed,
 ) -> Option<Wait> {
     let seen = seen_at(fwd, rev, segment, rtts.to_sender_ns);
     let now = seen.seen_ns;
@@ -467,7 +522,9 @@ fn release_of(
         // cut the window (the sender undoes its cut once it learns so).
         fwd.release.resent_spuriously(seen, rel.len, to_sender);
         None
-    } else if resends_an_unseen_tail(fwd, rev, segment, rel, seen, rtts, unseen_before) {
+    } else if !gap_takes_the_unseen_packets(fwd, rel, flagged, missed)
+        && resends_an_unseen_tail(fwd, rev, segment, rel, seen, rtts, missed.packets)
+    {
         fwd.stats.lost_before_capture += 1;
         fwd.release.gap_seen();
         fwd.release

@@ -134,6 +134,8 @@ pub struct Tracker {
     concluded: Vec<u64>,
     trimmed: Trimmed,
     repeats: Repeats,
+    /// A segment acknowledged data the capture never saw: the capture drops packets.
+    capture_drops: bool,
 }
 
 impl Tracker {
@@ -202,7 +204,8 @@ impl Tracker {
         if let Some(other) = host_numbered_elsewhere(&mut self.host_ids, segment, connection.id) {
             connection.host_numbered_elsewhere(segment, other);
         }
-        let view = connection.process(segment);
+        let view = connection.process(segment, self.capture_drops);
+        self.capture_drops |= view.acked_unseen > 0;
         for kind in view.events.kinds() {
             self.events.push(Event {
                 frame: segment.frame,

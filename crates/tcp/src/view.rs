@@ -31,6 +31,10 @@ pub struct SegmentView {
     pub in_flight: Option<u64>,
     /// The analysis events it raised (Wireshark's `tcp.analysis.*`).
     pub events: EventSet,
+    /// The peer's bytes it is the first to acknowledge past all the capture
+    /// saw the peer send: data delivered without the capture seeing it (the
+    /// capture dropped it; Wireshark's ACKed unseen segment).
+    pub acked_unseen: u32,
     /// The round trip this segment's ACK measured for the peer's data, if any.
     pub rtt_sample_ns: Option<i64>,
     /// For a segment carrying data: since when its sender had sent nothing

@@ -469,6 +469,51 @@ impl Walk {
         self.cursor = Some(probe);
     }
 
+    /// A message the capture never saw, which `segment` acknowledges: the
+    /// turn passed to its sender unseen, and is taken as having passed
+    /// where `segment` was seen. The side of `segment` acknowledged it with
+    /// no ACK of its own before (or with that ACK), within the time a
+    /// receiver holds back an ACK: the time up to it, less a round trip
+    /// through the capture point, was the unseen sender's. An unseen
+    /// request was the client's think (or its start, before any answer),
+    /// charged with the charges the next transaction takes; an unseen
+    /// answer was the server's, charged to `open`, the request's.
+    pub fn unseen_message(&mut self, segment: &SegmentView, open: Option<&mut Ledger>) {
+        let now = segment.timestamp_ns;
+        let request = segment.direction == Direction::ServerToClient;
+        if let Some(cursor) = self.cursor.filter(|cursor| now > cursor.at_ns) {
+            let mut charges = Charges {
+                ledger: open.unwrap_or(&mut self.pending),
+                evidence: &mut self.evidence,
+                from_frame: cursor.frame,
+                to_frame: segment.frame,
+                direction: segment.direction,
+            };
+            let gap = ms(cursor.at_ns, now);
+            let round_trip = segment.rtts.to_receiver_ns + segment.rtts.to_sender_ns;
+            let path = (round_trip as f64 / 1e6).min(gap);
+            charges.charge(Part::Propagation, path, None);
+            let sender = match (request, self.state.answered_before) {
+                (true, true) => Part::ClientThink,
+                (true, false) => Part::ClientStart,
+                (false, _) => Part::Server,
+            };
+            charges.charge(sender, gap - path, None);
+        }
+        self.cursor = Some(Cursor {
+            at_ns: now,
+            frame: segment.frame,
+            direction: segment.direction,
+        });
+        self.probed = None;
+        if request {
+            self.state.turn = Turn::Request;
+        } else {
+            self.state.turn = Turn::Response;
+            self.state.answered_before = true;
+        }
+    }
+
     /// The charges waiting for the next transaction.
     pub fn take_pending(&mut self) -> Ledger {
         std::mem::take(&mut self.pending)

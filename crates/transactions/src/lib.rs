@@ -155,6 +155,15 @@ impl Move {
             path_ns: segment.rtts.to_sender_ns,
         }
     }
+
+    /// The peer's message the capture never saw, taken as seen where
+    /// `segment` acknowledged it.
+    fn unseen_before(segment: &SegmentView) -> Self {
+        Move {
+            at_ns: segment.timestamp_ns,
+            path_ns: segment.rtts.to_receiver_ns,
+        }
+    }
 }
 
 impl Open {
@@ -285,14 +294,14 @@ impl Open {
     fn close(
         mut self,
         connection: u64,
-        next_request: Option<&SegmentView>,
+        next_request: Option<Move>,
         in_conversation: bool,
     ) -> Transaction {
         if let Some(next) = next_request {
-            self.client_moved.get_or_insert(Move::of(next));
+            self.client_moved.get_or_insert(next);
         }
         self.settle(in_conversation);
-        let next_request_ns = next_request.map(|next| next.timestamp_ns);
+        let next_request_ns = next_request.map(|next| next.at_ns);
         let incidental = self.failure.is_some()
             && self
                 .request_name
@@ -430,17 +439,53 @@ impl ConnectionTurns {
     }
 
     /// Closes the open transaction, if any, before `next_request`.
-    fn close_open(
-        &mut self,
-        connection: u64,
-        next_request: Option<&SegmentView>,
-    ) -> Option<Transaction> {
+    fn close_open(&mut self, connection: u64, next_request: Option<Move>) -> Option<Transaction> {
         if next_request.is_none() {
             self.walk
                 .close(self.open.as_mut().map(|open| &mut open.ledger));
         }
         let open = self.open.take()?;
         Some(open.close(connection, next_request, self.conversational))
+    }
+
+    /// A message the capture never saw, which `segment` acknowledges (the
+    /// capture dropped it): a request of the client's when no answer is
+    /// awaited, or the server's answer to the open request. Its turn is
+    /// taken where the acknowledgement was seen, and the time up to it
+    /// charged to its sender (see [`ledger::Walk::unseen_message`]);
+    /// returns the transaction an unseen request closed.
+    fn unseen_message(&mut self, segment: &SegmentView) -> Option<Transaction> {
+        // A byte alone may be a FIN.
+        if segment.acked_unseen < 2 {
+            return None;
+        }
+        let now = segment.timestamp_ns;
+        let bytes = u64::from(segment.acked_unseen);
+        match (segment.direction, self.open.as_mut()) {
+            (Direction::ServerToClient, open)
+                if open.as_ref().is_none_or(|o| o.response.is_some()) =>
+            {
+                let closed =
+                    self.close_open(segment.connection, Some(Move::unseen_before(segment)));
+                self.walk.unseen_message(segment, None);
+                self.count += 1;
+                let mut request = Open::new(self.count, now, self.walk.take_pending());
+                request.request_bytes = bytes;
+                self.open = Some(request);
+                closed
+            }
+            (Direction::ClientToServer, Some(open))
+                if open.response.is_none() && open.request_bytes > 0 =>
+            {
+                open.response = Some((now, now));
+                open.response_bytes += bytes;
+                open.server_moved
+                    .get_or_insert(Move::unseen_before(segment));
+                self.walk.unseen_message(segment, Some(&mut open.ledger));
+                None
+            }
+            _ => None,
+        }
     }
 }
 
@@ -478,9 +523,12 @@ impl Builder {
         if segment.direction == Direction::ServerToClient {
             turns.server_close_end = turns.server_close_end.or(segment.close_end());
         }
+        if let Some(finished) = turns.unseen_message(segment) {
+            self.done.push(finished);
+        }
         let opens = opens_transaction(turns.open.as_ref(), segment);
         if opens {
-            if let Some(finished) = turns.close_open(segment.connection, Some(segment)) {
+            if let Some(finished) = turns.close_open(segment.connection, Some(Move::of(segment))) {
                 self.done.push(finished);
             }
         }
