@@ -216,8 +216,7 @@ impl PartAnalyzer {
 
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) {
         if let Some(copies) = &mut self.copies {
-            if copies.is_copy(segment) {
-                self.analyzer.copies += 1;
+            if copies.is_copy(segment, payload) {
                 return;
             }
         }
@@ -229,6 +228,7 @@ impl PartAnalyzer {
     pub fn finish(self) -> Part {
         let mut part = self.analyzer.into_part();
         part.events = self.events;
+        part.matched = self.copies.map(CopyFilter::finish).unwrap_or_default();
         part
     }
 }

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use capture::{CaptureError, Frame, MergedReader};
 use copies::CopyFilter;
+pub use copies::Matched;
 use decode::{NonTcp, Segment, Skip};
 use diagnose::{Evidence, Finding};
 use rustc_hash::FxHashSet;
@@ -279,13 +280,7 @@ impl Analysis {
                 clock.out_of_range
             ));
         }
-        if self.counts.copies > 0 {
-            notes.push(format!(
-                "{} frames were captured at more than one point and were analysed once \
-                 (`tcpwhy compare A B` tells the delay and loss between two points)",
-                self.counts.copies
-            ));
-        }
+        notes.extend(self.counts.matched.notes());
         notes.extend(self.counts.repeats_notes());
         notes.extend(self.capture_drops_note());
         if self.counts.tcp_segments == 0 && self.counts.frames > 0 {
@@ -404,8 +399,10 @@ pub struct Counts {
     pub tcp_segments: u64,
     /// The TCP segments the selection kept: all of them without one.
     pub selected_segments: u64,
-    /// Frames that another input file had already captured, left out of the analysis.
-    pub copies: u64,
+    /// Frames that another input file had already captured, left out of the
+    /// analysis, and the connections whose matching across files says more.
+    #[serde(flatten)]
+    pub matched: Matched,
     /// Frames one file holds twice (see [`tcp::Tracker::process`]), left out.
     #[serde(flatten)]
     pub repeats: Repeats,
@@ -598,7 +595,7 @@ impl Batch {
         let headers = headers_of(*frame);
         let segment = decode::decode(&headers);
         if let (Ok(segment), Some(copies)) = (&segment, copies) {
-            if copies.is_copy(segment) {
+            if copies.is_copy(segment, segment.payload(frame.data)) {
                 self.copies += 1;
                 return;
             }
@@ -679,7 +676,11 @@ pub fn analyze_observed(
             Ok(reader) => reader,
             Err(error) => {
                 let _ = opened.send(Err(error));
-                return (Vec::new(), progress);
+                return ReadEnd {
+                    failures: Vec::new(),
+                    matched: Matched::default(),
+                    progress,
+                };
             }
         };
         let _ = opened.send(Ok(()));
@@ -692,11 +693,11 @@ pub fn analyze_observed(
             recycled,
             reached,
         };
-        let failures = read(reader, copies, keep_payloads, channels, progress, filling);
+        let ended = read(reader, copies, keep_payloads, channels, progress, filling);
         if let Some(mapping) = mapping {
             mapping.join().expect("mapping thread panicked");
         }
-        failures
+        ended
     });
     loop {
         if stop_requested() {
@@ -715,7 +716,7 @@ pub fn analyze_observed(
     let mut read = ReadCounts::default();
     let mut analyze_batch = |mut batch: Batch| {
         read.frames += batch.copies;
-        analyzer.copies += batch.copies;
+        analyzer.matched.copies += batch.copies;
         for decoded in &batch.decoded {
             read.count(&decoded.segment);
             if let Ok(segment) = &decoded.segment {
@@ -747,8 +748,13 @@ pub fn analyze_observed(
         // The reader may be waiting on its input: it is left to end with the process.
         (Vec::new(), None)
     } else {
-        let (failures, progress) = reading.join().expect("reader thread panicked");
-        (failures, Some(progress))
+        let ended = reading.join().expect("reader thread panicked");
+        // The frames left out were counted batch by batch.
+        analyzer.matched = Matched {
+            copies: analyzer.matched.copies,
+            ..ended.matched
+        };
+        (ended.failures, Some(ended.progress))
     };
     let mut failures = failures.into_iter();
     let mut tell = |doing| {
@@ -833,7 +839,7 @@ pub struct Analyzer {
     opened: Vec<u64>,
     tcp_segments: u64,
     selected_segments: u64,
-    copies: u64,
+    matched: Matched,
 }
 
 impl Analyzer {
@@ -856,7 +862,7 @@ impl Analyzer {
             opened: Vec::new(),
             tcp_segments: 0,
             selected_segments: 0,
-            copies: 0,
+            matched: Matched::default(),
         }
     }
 
@@ -1007,7 +1013,7 @@ impl Analyzer {
             opened: self.opened,
             tcp_segments: self.tcp_segments,
             selected_segments: self.selected_segments,
-            copies: self.copies,
+            matched: self.matched,
             repeats,
             memory_budget_bytes: self.memory_budget_bytes,
         }
@@ -1143,9 +1149,18 @@ impl Channels {
     }
 }
 
+/// What the reader hands back once the input is over.
+struct ReadEnd<P> {
+    /// The errors of the files that failed.
+    failures: Vec<CaptureError>,
+    /// What the copy filter matched across the files.
+    matched: Matched,
+    /// The progress bar, for the analysis after the read to go on with.
+    progress: P,
+}
+
 /// Reads and decodes frames into batches, leaving out copies when given a
-/// [`CopyFilter`]; returns the errors of the files that failed, and
-/// `progress` for the analysis to go on with. With `filling`, the
+/// [`CopyFilter`]; returns what [`ReadEnd`] holds. With `filling`, the
 /// batch being filled is shared, so the tracking thread can take it when the
 /// input pauses.
 fn read<P: ReadProgress>(
@@ -1155,7 +1170,7 @@ fn read<P: ReadProgress>(
     channels: Channels,
     mut progress: P,
     filling: Option<Arc<Mutex<Batch>>>,
-) -> (Vec<CaptureError>, P) {
+) -> ReadEnd<P> {
     channels.tell_reached(0);
     let mut own = Batch::new();
     let error = loop {
@@ -1192,5 +1207,9 @@ fn read<P: ReadProgress>(
     }
     let mut failures = reader.failures();
     failures.extend(error);
-    (failures, progress)
+    ReadEnd {
+        failures,
+        matched: copies.map(CopyFilter::finish).unwrap_or_default(),
+        progress,
+    }
 }

@@ -15,7 +15,7 @@ use tcp::{ConnectionSummary, Event, Repeats, Trimmed, UnansweredSyns};
 use timeline::Timeline;
 use transactions::{ConnectionLedger, Transaction};
 
-use crate::{count_ends, Analysis, Counts, ReadCounts};
+use crate::{count_ends, Analysis, Counts, Matched, ReadCounts};
 
 /// What the per-connection stages found over some of a capture's connections.
 #[derive(Debug)]
@@ -34,7 +34,7 @@ pub struct Part {
     pub opened: Vec<u64>,
     pub tcp_segments: u64,
     pub selected_segments: u64,
-    pub copies: u64,
+    pub matched: Matched,
     pub repeats: Repeats,
     pub memory_budget_bytes: u64,
 }
@@ -117,7 +117,7 @@ impl Default for Part {
             opened: Vec::new(),
             tcp_segments: 0,
             selected_segments: 0,
-            copies: 0,
+            matched: Matched::default(),
             repeats: Repeats::default(),
             memory_budget_bytes: crate::DEFAULT_MEMORY_BYTES,
         }
@@ -146,7 +146,7 @@ impl Part {
         self.opened.extend(other.opened);
         self.tcp_segments += other.tcp_segments;
         self.selected_segments += other.selected_segments;
-        self.copies += other.copies;
+        self.matched.add(&other.matched);
         self.repeats.add(&other.repeats);
     }
 }
@@ -180,7 +180,7 @@ pub(crate) fn conclude_telling(
         timeline,
         tcp_segments,
         selected_segments,
-        copies,
+        matched,
         repeats,
         memory_budget_bytes,
         ..
@@ -233,7 +233,7 @@ pub(crate) fn conclude_telling(
             frames,
             tcp_segments,
             selected_segments,
-            copies,
+            matched,
             repeats,
             skipped,
             clock,

@@ -18,7 +18,7 @@ use transactions::{
     AppFailure, ConnectionLedger, FailureKind, Latency, Ledger, Stretch, Transaction,
 };
 
-use crate::{Clock, FileSurvey, OtherTraffic, Part, ReadCounts, SkipCounts};
+use crate::{Clock, FileSurvey, Matched, OtherTraffic, Part, ReadCounts, SkipCounts};
 
 /// Bytes that are not a part or survey this build wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -589,9 +589,14 @@ wire_struct!(Part {
     opened,
     tcp_segments,
     selected_segments,
-    copies,
+    matched,
     repeats,
     memory_budget_bytes,
+});
+wire_struct!(Matched {
+    copies,
+    renumbered_connections,
+    unmatched_connections,
 });
 wire_struct!(Repeats {
     recorded_twice,

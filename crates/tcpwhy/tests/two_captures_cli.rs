@@ -3,10 +3,12 @@
 
 use crate::common;
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 use common::lab_file;
 use serde_json::Value;
+use synth::rewrite::Capture;
 
 fn tcpwhy(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
@@ -61,6 +63,89 @@ fn both_ends_of_a_lossy_link_report_no_more_resends_than_one_end_saw() {
         merged_resent <= client_resent.max(server_resent),
         "{merged_resent} resent merged; {client_resent} at the client, {server_resent} at the server"
     );
+}
+
+/// The demo capture and, in a temporary file, the demo as a second tap
+/// saw it past a box that rewrote it: the findings and notes of `diagnose`
+/// on each alone and on the two merged.
+struct DemoTaps {
+    alone: Vec<Value>,
+    merged: Vec<Value>,
+}
+
+impl DemoTaps {
+    fn past(rewrite: impl FnOnce(Capture) -> Capture, name: &str) -> DemoTaps {
+        let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap");
+        let rewritten =
+            std::env::temp_dir().join(format!("tcpwhy-demo-{name}-{}.pcap", std::process::id()));
+        rewrite(Capture::read(&demo)).write(&rewritten);
+        let diagnose = |files: &[&Path]| {
+            let mut args = vec!["diagnose", "--format", "json", "--quiet"];
+            args.extend(files.iter().map(|file| file.to_str().unwrap()));
+            json_lines(&tcpwhy(&args))
+        };
+        let taps = DemoTaps {
+            alone: diagnose(&[&demo]),
+            merged: diagnose(&[&demo, &rewritten]),
+        };
+        std::fs::remove_file(&rewritten).unwrap();
+        taps
+    }
+
+    fn findings(lines: &[Value]) -> Vec<(String, String, Value)> {
+        lines
+            .iter()
+            .filter(|line| line["type"] == "finding")
+            .map(|f| {
+                (
+                    f["kind"].to_string(),
+                    f["title"].to_string(),
+                    f["figures"].clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn notes(lines: &[Value]) -> Vec<String> {
+        let end = lines.last().expect("an end line");
+        let notes = end["notes"].as_array().expect("notes");
+        notes
+            .iter()
+            .map(|note| note.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// The merged files say what the demo alone says, and that they overlap.
+    fn agree(&self) -> Vec<String> {
+        assert_eq!(Self::findings(&self.merged), Self::findings(&self.alone));
+        assert!(Self::findings(&self.alone)
+            .iter()
+            .any(|(kind, ..)| kind == "\"packet_loss\""));
+        let notes = Self::notes(&self.merged);
+        assert!(
+            notes.iter().any(|note| note
+                .contains("the files overlap: 1073 frames were captured at more than one point")),
+            "{notes:?}"
+        );
+        notes
+    }
+}
+
+#[test]
+fn the_demo_merged_with_a_sequence_shifted_copy_reports_the_demos_own_loss() {
+    let notes = DemoTaps::past(|demo| demo.with_sequence_shift(0x1234_5678), "shifted").agree();
+    assert!(
+        notes
+            .iter()
+            .any(|note| note.contains("61 connections had every sequence number shifted")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn the_demo_merged_with_its_ip_ids_rewritten_reports_the_demos_own_loss() {
+    let renumber = |demo: Capture| demo.with_ip_ids(|id| id.wrapping_mul(31).wrapping_add(7));
+    DemoTaps::past(renumber, "ip-ids").agree();
 }
 
 #[test]
