@@ -1,6 +1,6 @@
 //! Writes results as a terminal table, JSON lines or CSV.
 //!
-//! The JSON shape is documented in README.md and kept stable: one object per
+//! The JSON shape is documented in docs/formats.md and kept stable: one object per
 //! line, each with a `type` (`connection`, `event`, `transaction`,
 //! `signature`, `tick`, `finding`, `packet`, then one `end`). The rows of
 //! CSV and of the JSON lines of a table hold the fields of that table's
