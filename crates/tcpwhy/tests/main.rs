@@ -11,6 +11,7 @@ mod accuracy_on_sweep;
 mod diagnose_on_lab;
 mod diagnose_on_ppa;
 mod diagnose_on_synth;
+mod documented_fields;
 mod export_parquet;
 mod fuzz_corpus;
 mod hostile;
