@@ -9,24 +9,25 @@ use arrow_schema::{FieldRef, Schema};
 use serde::Serialize;
 
 use diagnose::Finding;
+use pipeline::RateLimit;
 use tcp::{ConnectionSummary, Event};
 use timeline::Tick;
 use transactions::{ConnectionLedger, Transaction};
 
 use crate::{rows, schema, Error};
 
-/// The connections, each with what limits its rate, read from `ledgers`
+/// The connections, each with what limits its rate, found in `rate_limits`
 /// (every connection's, or any that hold these connections'). The summaries
 /// are serialized as they are and the rate limits beside them: a row
 /// flattening both would be serialized as a map, field name by field name.
 pub fn connections(
     connections: &[ConnectionSummary],
-    ledgers: &[ConnectionLedger],
+    rate_limits: &[RateLimit],
 ) -> Result<RecordBatch, Error> {
     let summaries = batch(schema::connection_summaries(), connections)?;
     let rate_limits = batch(
         vec![schema::rate_limit()],
-        &rows::rate_limits(connections, ledgers),
+        &rows::rate_limits(connections, rate_limits),
     )?;
     side_by_side(&summaries, &rate_limits)
 }

@@ -135,7 +135,7 @@ impl Tables {
     /// The tables of a finished analysis and the events it raised.
     pub fn of(analysis: &Analysis, events: &[Event]) -> Result<Tables, Error> {
         Ok(Tables {
-            connections: batch::connections(&analysis.connections, &analysis.ledgers)?,
+            connections: batch::connections(&analysis.connections, &analysis.rate_limits)?,
             transactions: batch::transactions(&analysis.transactions)?,
             events: batch::events(events)?,
             timeline: batch::timeline(&analysis.ticks)?,

@@ -2,6 +2,7 @@
 //! a connection with what limits its rate, a ledger with its parts summed by kind.
 
 use diagnose::Limiter;
+use pipeline::RateLimit;
 use serde::Serialize;
 use tcp::ConnectionSummary;
 use transactions::{ConnectionLedger, Latency};
@@ -9,11 +10,11 @@ use transactions::{ConnectionLedger, Latency};
 /// What limits a connection's rate, the column its JSON line ends with.
 #[derive(Serialize)]
 pub(crate) struct RateLimitRow {
-    rate_limit: RateLimit,
+    rate_limit: RateLimitCells,
 }
 
 #[derive(Serialize)]
-struct RateLimit {
+struct RateLimitCells {
     client_to_server: Option<Limiter>,
     server_to_client: Option<Limiter>,
 }
@@ -26,13 +27,13 @@ pub(crate) struct LedgerRow<'a> {
 }
 
 impl RateLimitRow {
-    /// What limits each direction of `connection`, read from its ledger.
-    fn of(connection: &ConnectionSummary, ledger: Option<&ConnectionLedger>) -> Self {
-        let [client_to_server, server_to_client] = diagnose::limiter(connection, ledger);
+    /// What limits each direction of `connection`, as the analysis found it.
+    fn of(connection: &ConnectionSummary, rate_limits: &[RateLimit]) -> Self {
+        let limit = RateLimit::of(rate_limits, connection.id);
         RateLimitRow {
-            rate_limit: RateLimit {
-                client_to_server,
-                server_to_client,
+            rate_limit: RateLimitCells {
+                client_to_server: limit.and_then(|limit| limit.client_to_server),
+                server_to_client: limit.and_then(|limit| limit.server_to_client),
             },
         }
     }
@@ -49,11 +50,11 @@ impl<'a> LedgerRow<'a> {
 
 pub(crate) fn rate_limits(
     connections: &[ConnectionSummary],
-    ledgers: &[ConnectionLedger],
+    rate_limits: &[RateLimit],
 ) -> Vec<RateLimitRow> {
     connections
         .iter()
-        .map(|c| RateLimitRow::of(c, ConnectionLedger::of(ledgers, c.id)))
+        .map(|c| RateLimitRow::of(c, rate_limits))
         .collect()
 }
 

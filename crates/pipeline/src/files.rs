@@ -17,9 +17,10 @@ use capture::{CaptureError, CaptureReader};
 use decode::Segment;
 use tcp::Event;
 
+use crate::analyzer::headers_of;
 use crate::copies::CopyFilter;
 use crate::part::{combine, conclude, evidence_of, Part};
-use crate::{headers_of, Analysis, Analyzer, ReadCounts, Stages};
+use crate::{Analysis, Analyzer, ReadCounts, Stages};
 
 /// The same number for both directions of a connection (and for the
 /// connections that later reuse its ports): what keeps a connection's

@@ -15,7 +15,8 @@ use tcp::{ConnectionSummary, Event, Repeats, Trimmed, UnansweredSyns};
 use timeline::Timeline;
 use transactions::{ConnectionLedger, Transaction};
 
-use crate::{count_ends, Analysis, Counts, Matched, ReadCounts};
+use crate::analyzer::count_ends;
+use crate::{Analysis, Counts, Matched, RateLimit, ReadCounts};
 
 /// What the per-connection stages found over some of a capture's connections.
 #[derive(Debug)]
@@ -212,6 +213,7 @@ pub(crate) fn conclude_telling(
         })
     });
     let undiagnosed = matches!(diagnosis, Some(None));
+    let rate_limits = RateLimit::of_all(&connections, &ledgers);
     let first_ns = read.first_segment_ns();
     let ReadCounts {
         frames,
@@ -221,6 +223,7 @@ pub(crate) fn conclude_telling(
     } = read;
     Analysis {
         connections,
+        rate_limits,
         unanswered_syns,
         trimmed,
         memory_budget_bytes,

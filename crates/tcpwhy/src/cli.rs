@@ -561,7 +561,7 @@ fn bad_input(error: &capture::CaptureError) -> ExitCode {
 
 /// The analysis's notes on stderr, where the output format has no place for them.
 fn print_notes(analysis: &Analysis) {
-    for note in analysis.notes() {
+    for note in output::notes::sentences(analysis) {
         eprintln!("tcpwhy: note: {note}");
     }
 }

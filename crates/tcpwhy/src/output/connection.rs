@@ -433,7 +433,7 @@ fn write_json(out: &mut dyn Write, one: &OneConnection) -> io::Result<()> {
     json::connection_lines(
         out,
         std::slice::from_ref(one.connection),
-        &one.analysis.ledgers,
+        &one.analysis.rate_limits,
     )?;
     let transactions: Vec<Transaction> =
         connection_transactions(one).into_iter().cloned().collect();

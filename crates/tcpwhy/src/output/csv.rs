@@ -30,7 +30,7 @@ pub fn connections(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
         out,
         &schema::connections(),
         &analysis.connections,
-        |connections| columns::batch::connections(connections, &analysis.ledgers),
+        |connections| columns::batch::connections(connections, &analysis.rate_limits),
     )
 }
 

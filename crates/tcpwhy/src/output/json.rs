@@ -7,11 +7,11 @@ use std::io::{self, Write};
 use arrow_array::RecordBatch;
 use serde::Serialize;
 use tcp::{ConnectionSummary, Event};
-use transactions::{ConnectionLedger, Transaction};
+use transactions::Transaction;
 
 use super::batches;
 
-use pipeline::{Analysis, Counts};
+use pipeline::{Analysis, Counts, RateLimit};
 
 #[derive(Serialize)]
 struct Line<'a, T> {
@@ -60,18 +60,18 @@ fn table_lines<T: Sync>(
 }
 
 pub fn connections(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
-    connection_lines(out, &analysis.connections, &analysis.ledgers)?;
+    connection_lines(out, &analysis.connections, &analysis.rate_limits)?;
     end(out, analysis)
 }
 
-/// One `connection` line each, with what limits each direction's rate, read from `ledgers`.
+/// One `connection` line each, with what limits each direction's rate, found in `rate_limits`.
 pub fn connection_lines(
     out: &mut dyn Write,
     connections: &[ConnectionSummary],
-    ledgers: &[ConnectionLedger],
+    rate_limits: &[RateLimit],
 ) -> io::Result<()> {
     table_lines(out, "connection", connections, |connections| {
-        columns::batch::connections(connections, ledgers)
+        columns::batch::connections(connections, rate_limits)
     })
 }
 
@@ -131,7 +131,7 @@ pub fn end(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
         trimmed: &analysis.trimmed,
         memory_budget_bytes: analysis.memory_budget_bytes,
         unanswered_syns: &analysis.unanswered_syns[..analysis.unanswered_syns.len().min(10)],
-        notes: analysis.notes(),
+        notes: super::notes::sentences(analysis),
     };
     line(out, "end", &end)
 }

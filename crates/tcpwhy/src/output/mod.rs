@@ -11,6 +11,7 @@ mod batches;
 pub mod connection;
 mod csv;
 mod json;
+pub mod notes;
 pub mod table;
 pub mod text;
 

@@ -488,7 +488,7 @@ pub fn footer(out: &mut impl Write, analysis: &Analysis, rows: u64, noun: &str) 
     if let Some(text) = super::partial_note(analysis) {
         writeln!(out, "{}", paint(&text, RED))?;
     }
-    for note in analysis.notes() {
+    for note in super::notes::sentences(analysis) {
         writeln!(out, "{}", paint(&format!("note: {note}"), DIM))?;
     }
     Ok(())
