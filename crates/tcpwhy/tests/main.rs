@@ -27,6 +27,7 @@ mod transactions_on_ppa;
 mod two_captures_cli;
 mod usage;
 mod wireshark_agreement;
+mod wireshark_filters;
 
 #[test]
 fn every_test_file_is_a_module_of_this_binary() {

@@ -139,7 +139,7 @@ impl<'a> Facts<'a> {
         let mut filter = format!("tcp.stream == {}", c.id);
         if !frames.is_empty() {
             let list: Vec<String> = frames.iter().map(u64::to_string).collect();
-            filter += &format!(" && frame.number in {{{}}}", list.join(" "));
+            filter += &format!(" && frame.number in {{{}}}", list.join(", "));
         } else if !more.is_empty() {
             filter += &format!(" && ({more})");
         }
