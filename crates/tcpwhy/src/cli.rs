@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::net::IpAddr;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use diagnose::Severity;
 
@@ -59,25 +59,25 @@ Exit codes:
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    #[command(flatten)]
-    global: GlobalArgs,
 }
 
-/// Flags every command takes, anywhere on the line.
+/// The definition of the command line: its commands and their flags.
+pub fn definition() -> clap::Command {
+    Cli::command()
+}
+
+/// What every command that analyses captures takes: the files, the
+/// traffic to keep from them and the memory to keep it in.
 #[derive(Args)]
-struct GlobalArgs {
+struct Reading {
+    #[command(flatten)]
+    input: FilesArg,
     /// No progress bar.
-    #[arg(long, short, global = true)]
+    #[arg(long, short)]
     quiet: bool,
-    /// Output format (report writes HTML and takes none).
-    #[arg(long, value_enum, global = true)]
-    format: Option<FormatArg>,
-    /// Instants as seconds since the epoch, not the time of day (UTC), in tables.
-    #[arg(long, global = true)]
-    epoch: bool,
     /// Memory the analysis may hold, such as 512M or 4G; past it, connections
     /// are counted without being listed, and the output says how many.
-    #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = units::size, global = true)]
+    #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = units::size)]
     memory_bytes: u64,
     #[command(flatten)]
     select: SelectArgs,
@@ -87,19 +87,19 @@ struct GlobalArgs {
 #[command(next_help_heading = "Selection")]
 struct SelectArgs {
     /// Only connections to or from this address.
-    #[arg(long, value_name = "IP", global = true)]
+    #[arg(long, value_name = "IP")]
     host: Vec<IpAddr>,
     /// Only connections with this port at either end.
-    #[arg(long, global = true)]
+    #[arg(long)]
     port: Vec<u16>,
     /// Only connections with an end in this network, such as 10.1.0.0/16.
-    #[arg(long, value_name = "CIDR", global = true)]
+    #[arg(long, value_name = "CIDR")]
     net: Vec<Network>,
     /// Only these connections (ids from `tcpwhy connections`); comma-separated or repeated.
-    #[arg(long, value_name = "ID", value_delimiter = ',', global = true)]
+    #[arg(long, value_name = "ID", value_delimiter = ',')]
     connection: Vec<u64>,
     /// Only the packets from T1 to T2 (14:03:07.25 UTC, +90s from the start, or @EPOCH).
-    #[arg(long, num_args = 2, value_names = ["T1", "T2"], value_parser = units::instant, global = true)]
+    #[arg(long, num_args = 2, value_names = ["T1", "T2"], value_parser = units::instant)]
     between: Vec<Instant>,
 }
 
@@ -118,21 +118,61 @@ impl SelectArgs {
     }
 }
 
+/// How a command that prints rows writes them.
+#[derive(Args)]
+struct TableStyle {
+    #[command(flatten)]
+    format: RowsFormat,
+    /// Instants as seconds since the epoch, not the time of day (UTC), in
+    /// the text tables (JSON and CSV give nanoseconds since the epoch).
+    #[arg(long)]
+    epoch: bool,
+}
+
+#[derive(Args)]
+struct RowsFormat {
+    /// Output format.
+    #[arg(
+        long = "format",
+        value_enum,
+        default_value = "table",
+        value_name = "FORMAT"
+    )]
+    value: RowsFormatArg,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum RowsFormatArg {
+    Table,
+    Json,
+    Csv,
+}
+
+impl From<RowsFormatArg> for Format {
+    fn from(format: RowsFormatArg) -> Self {
+        match format {
+            RowsFormatArg::Table => Format::Table,
+            RowsFormatArg::Json => Format::Json,
+            RowsFormatArg::Csv => Format::Csv,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Why it is slow: ranked findings with cost, evidence, fix and what-if
     /// (what `tcpwhy FILE` runs).
     Diagnose(DiagnoseArgs),
     /// One row per TCP connection: handshake, state, and per-direction counters.
-    Connections(FilesArg),
+    Connections(RowsArgs),
     /// One connection: its handshake, where its time went, its events and
     /// its first packets as a ladder.
     Connection(ConnectionArgs),
     /// Every analysis event (retransmission, duplicate_ack, zero_window, ...) with its frame.
-    Events(FilesArg),
+    Events(RowsArgs),
     /// Request/response transactions with server and client think time, and
     /// duration statistics per transaction signature.
-    Transactions(FilesArg),
+    Transactions(RowsArgs),
     /// Per-tick series: packets, throughput, retransmissions, lost segments,
     /// duplicate ACKs, zero windows, new and failed connections, transactions.
     Timeline(TimelineArgs),
@@ -154,11 +194,21 @@ enum Command {
 
 #[derive(Args)]
 struct ExportArgs {
-    #[command(flatten)]
-    input: FilesArg,
     /// The directory to write the tables into (created if needed).
     #[arg(long, short, value_name = "DIR")]
     output: std::path::PathBuf,
+    /// The files' format.
+    #[arg(long, value_enum, default_value = "parquet", value_name = "FORMAT")]
+    format: FileFormatArg,
+    #[command(flatten)]
+    reading: Reading,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FileFormatArg {
+    Parquet,
+    Csv,
+    Json,
 }
 
 #[derive(Args)]
@@ -169,11 +219,21 @@ struct FilesArg {
 }
 
 #[derive(Args)]
+struct RowsArgs {
+    #[command(flatten)]
+    style: TableStyle,
+    #[command(flatten)]
+    reading: Reading,
+}
+
+#[derive(Args)]
 struct DiagnoseArgs {
     #[command(flatten)]
-    input: FilesArg,
+    format: RowsFormat,
     #[command(flatten)]
     fail_on: FailOnArg,
+    #[command(flatten)]
+    reading: Reading,
 }
 
 #[derive(Args)]
@@ -181,25 +241,25 @@ struct ConnectionArgs {
     /// The connection's id, as `tcpwhy connections` and the findings give it.
     id: u64,
     #[command(flatten)]
-    input: FilesArg,
+    style: TableStyle,
     /// Packets shown in the ladder, from the connection's first.
     #[arg(long, default_value_t = 50, value_name = "COUNT")]
     packets: usize,
+    #[command(flatten)]
+    reading: Reading,
 }
 
 #[derive(Args)]
 struct TimelineArgs {
-    #[command(flatten)]
-    input: FilesArg,
     /// Tick size with its unit, such as 100ms, 1s or 1m; chosen from the capture's length when absent.
     #[arg(long, value_parser = units::duration_ns, value_name = "DURATION")]
     tick: Option<i64>,
+    #[command(flatten)]
+    rows: RowsArgs,
 }
 
 #[derive(Args)]
 struct ReportArgs {
-    #[command(flatten)]
-    input: FilesArg,
     /// The HTML file to write (replaced atomically; never one of the inputs).
     #[arg(long, short, value_name = "REPORT.html")]
     output: std::path::PathBuf,
@@ -208,6 +268,8 @@ struct ReportArgs {
     detail: Vec<u64>,
     #[command(flatten)]
     fail_on: FailOnArg,
+    #[command(flatten)]
+    reading: Reading,
 }
 
 #[derive(Args)]
@@ -237,25 +299,6 @@ impl FailOnArg {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, ValueEnum)]
-enum FormatArg {
-    Table,
-    Json,
-    Csv,
-    /// Only for `export`, whose default it is.
-    Parquet,
-}
-
-impl From<FormatArg> for Format {
-    fn from(format: FormatArg) -> Self {
-        match format {
-            FormatArg::Table | FormatArg::Parquet => Format::Table,
-            FormatArg::Json => Format::Json,
-            FormatArg::Csv => Format::Csv,
-        }
-    }
-}
-
 const EXIT_FINDING: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 const EXIT_PARTIAL: u8 = 3;
@@ -263,12 +306,9 @@ const EXIT_PARTIAL: u8 = 3;
 const OUTPUT_BUFFER: usize = 1 << 16;
 
 pub fn run() -> ExitCode {
-    let args = match command_line::arguments(std::env::args_os().collect()) {
+    let args = match command_line::arguments(std::env::args_os().collect(), &definition()) {
         Ok(args) => args,
-        Err(message) => {
-            eprintln!("tcpwhy: {message}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+        Err(message) => return refused(&message),
     };
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -285,35 +325,35 @@ pub fn run() -> ExitCode {
     let stops_part_way = !matches!(cli.command, Command::Compare(_) | Command::Diff(_));
     signals::install(stops_part_way);
     let outcome = match &cli.command {
-        Command::Diagnose(args) => diagnose(&cli.global, args),
-        Command::Connections(input) => {
+        Command::Diagnose(args) => diagnose(args),
+        Command::Connections(args) => {
             // What limits each bulk flow is read from the ledgers the transactions build.
             let stages = Stages {
                 transactions: true,
                 ..Stages::default()
             };
-            tabulate(&cli.global, input, stages, output::connections)
+            tabulate(args, stages, output::connections)
         }
-        Command::Connection(args) => one_connection(&cli.global, args),
-        Command::Events(input) => events(&cli.global, input),
-        Command::Transactions(input) => {
+        Command::Connection(args) => one_connection(args),
+        Command::Events(args) => events(args),
+        Command::Transactions(args) => {
             let stages = Stages {
                 transactions: true,
                 ..Stages::default()
             };
-            tabulate(&cli.global, input, stages, output::transactions)
+            tabulate(args, stages, output::transactions)
         }
         Command::Timeline(args) => {
             let stages = Stages {
                 timeline: Some(args.tick),
                 ..Stages::default()
             };
-            tabulate(&cli.global, &args.input, stages, output::timeline)
+            tabulate(&args.rows, stages, output::timeline)
         }
-        Command::Report(args) => html_report(&cli.global, args),
-        Command::Compare(args) => two_captures::compare(args, cli.global.style().format),
-        Command::Diff(args) => two_captures::diff(args, cli.global.style().format),
-        Command::Export(args) => Ok(export(&cli.global, args)),
+        Command::Report(args) => html_report(args),
+        Command::Compare(args) => two_captures::compare(args),
+        Command::Diff(args) => two_captures::diff(args),
+        Command::Export(args) => Ok(export(args)),
     };
     match outcome {
         Ok(code) => code,
@@ -325,17 +365,14 @@ pub fn run() -> ExitCode {
     }
 }
 
-impl GlobalArgs {
-    fn style(&self) -> Style {
-        Style {
-            format: self.format.map_or(Format::Table, Format::from),
-            epoch: self.epoch,
-            width: text::terminal_width(),
-        }
+impl Reading {
+    fn files(&self) -> &[String] {
+        &self.input.files
     }
 
-    fn progress(&self, files: &[String]) -> Progress {
-        let total = files
+    fn progress(&self) -> Progress {
+        let total = self
+            .files()
             .iter()
             .map(|path| std::fs::metadata(path).ok().map(|m| m.len()))
             .sum::<Option<u64>>();
@@ -352,41 +389,65 @@ impl GlobalArgs {
     }
 }
 
+impl RowsFormat {
+    fn style(&self) -> Style {
+        Style {
+            format: self.value.into(),
+            epoch: false,
+            width: text::terminal_width(),
+        }
+    }
+}
+
+impl TableStyle {
+    /// The style asked for, or why the flags do not go together.
+    fn style(&self) -> Result<Style, String> {
+        if self.epoch && self.format.value != RowsFormatArg::Table {
+            return Err(
+                "--epoch changes the text tables; JSON and CSV give instants in nanoseconds \
+                 since the epoch"
+                    .into(),
+            );
+        }
+        Ok(Style {
+            epoch: self.epoch,
+            ..self.format.style()
+        })
+    }
+}
+
 /// Runs the pipeline and writes its results with `write`.
-fn tabulate(
-    global: &GlobalArgs,
-    input: &FilesArg,
-    stages: Stages,
-    write: output::Writer,
-) -> io::Result<ExitCode> {
-    tabulate_then(global, input, stages, write, |_| false)
+fn tabulate(args: &RowsArgs, stages: Stages, write: output::Writer) -> io::Result<ExitCode> {
+    let style = match args.style.style() {
+        Ok(style) => style,
+        Err(message) => return Ok(refused(&message)),
+    };
+    tabulate_then(&args.reading, style, stages, write, |_| false)
 }
 
 /// [`tabulate`], exiting 1 when `reached` says the findings cross `--fail-on`.
 fn tabulate_then(
-    global: &GlobalArgs,
-    input: &FilesArg,
+    reading: &Reading,
+    style: Style,
     stages: Stages,
     write: output::Writer,
     reached: impl FnOnce(&Analysis) -> bool,
 ) -> io::Result<ExitCode> {
-    let progress = global.progress(&input.files);
-    let analysis = match pipeline::analyze(&input.files, global.selecting(stages), progress, |_| {})
-    {
+    let progress = reading.progress();
+    let stages = reading.selecting(stages);
+    let analysis = match pipeline::analyze(reading.files(), stages, progress, |_| {}) {
         Ok(analysis) => analysis,
         Err(error) => return Ok(bad_input(&error)),
     };
     if let Some(tick_ns) = analysis.tick_too_fine {
-        eprintln!(
-            "tcpwhy: --tick is too fine for this capture: it would need more than {} ticks; \
+        return Ok(refused(&format!(
+            "--tick is too fine for this capture: it would need more than {} ticks; \
              the smallest tick that fits is {}",
             timeline::MAX_BINS,
             units::duration_text(tick_ns)
-        );
-        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        )));
     }
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
-    let style = global.style();
     write(&mut out, &style, &analysis)?;
     out.flush()?;
     if style.format == Format::Csv {
@@ -398,37 +459,42 @@ fn tabulate_then(
     Ok(code)
 }
 
-fn diagnose(global: &GlobalArgs, args: &DiagnoseArgs) -> io::Result<ExitCode> {
+fn diagnose(args: &DiagnoseArgs) -> io::Result<ExitCode> {
     let stages = Stages {
         diagnose: true,
         ..Stages::default()
     };
-    tabulate_then(global, &args.input, stages, output::findings, |analysis| {
+    let style = args.format.style();
+    tabulate_then(&args.reading, style, stages, output::findings, |analysis| {
         args.fail_on.reached(&analysis.findings)
     })
 }
 
-fn one_connection(global: &GlobalArgs, args: &ConnectionArgs) -> io::Result<ExitCode> {
-    let files = &args.input.files;
-    let stages = global.selecting(Stages::default());
-    let gathered =
-        match connection::gather(files, args.id, args.packets, stages, global.progress(files)) {
-            Ok(gathered) => gathered,
-            Err(error) => return Ok(bad_input(&error)),
-        };
+fn one_connection(args: &ConnectionArgs) -> io::Result<ExitCode> {
+    let style = match args.style.style() {
+        Ok(style) => style,
+        Err(message) => return Ok(refused(&message)),
+    };
+    let reading = &args.reading;
+    let files = reading.files();
+    let stages = reading.selecting(Stages::default());
+    let progress = reading.progress();
+    let gathered = match connection::gather(files, args.id, args.packets, stages, progress) {
+        Ok(gathered) => gathered,
+        Err(error) => return Ok(bad_input(&error)),
+    };
     let analysis = &gathered.analysis;
     let Some(found) = analysis.connections.iter().find(|c| c.id == args.id) else {
-        let selected = if global.select.selection() == Selection::default() {
+        let selected = if reading.select.selection() == Selection::default() {
             ""
         } else {
             " among the selected traffic"
         };
-        eprintln!(
-            "tcpwhy: connection {} is not in {}{selected}; `tcpwhy connections` lists the ids",
+        return Ok(refused(&format!(
+            "connection {} is not in {}{selected}; `tcpwhy connections` lists the ids",
             args.id,
             files.join(", ")
-        );
-        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        )));
     };
     let one = OneConnection {
         analysis,
@@ -439,21 +505,26 @@ fn one_connection(global: &GlobalArgs, args: &ConnectionArgs) -> io::Result<Exit
         events_seen: gathered.events_seen,
     };
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
-    output::connection::write(&mut out, &global.style(), &one)?;
+    output::connection::write(&mut out, &style, &one)?;
     out.flush()?;
     Ok(exit_code(analysis, false))
 }
 
-fn events(global: &GlobalArgs, input: &FilesArg) -> io::Result<ExitCode> {
+fn events(args: &RowsArgs) -> io::Result<ExitCode> {
+    let style = match args.style.style() {
+        Ok(style) => style,
+        Err(message) => return Ok(refused(&message)),
+    };
+    let reading = &args.reading;
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
     // Live input: each event goes out as it is decided.
-    let streamed = input.files.iter().any(|file| file == "-");
-    let writer = std::cell::RefCell::new(output::EventWriter::new(global.style(), streamed));
+    let streamed = reading.files().iter().any(|file| file == "-");
+    let writer = std::cell::RefCell::new(output::EventWriter::new(style, streamed));
     let mut write_error = None;
     let result = pipeline::analyze_observed(
-        &input.files,
-        global.selecting(Stages::default()),
-        global.progress(&input.files),
+        reading.files(),
+        reading.selecting(Stages::default()),
+        reading.progress(),
         |event| {
             if write_error.is_none() {
                 write_error = writer.borrow_mut().write(&mut out, event).err();
@@ -473,20 +544,17 @@ fn events(global: &GlobalArgs, input: &FilesArg) -> io::Result<ExitCode> {
     };
     writer.borrow_mut().finish(&mut out, &analysis)?;
     out.flush()?;
-    if global.style().format == Format::Csv {
+    if style.format == Format::Csv {
         print_notes(&analysis);
     }
     Ok(exit_code(&analysis, false))
 }
 
-fn html_report(global: &GlobalArgs, args: &ReportArgs) -> io::Result<ExitCode> {
-    if global.format.is_some() {
-        eprintln!("tcpwhy: report writes HTML; --format applies to the other commands");
-        return Ok(ExitCode::from(EXIT_BAD_INPUT));
-    }
-    let files = &args.input.files;
-    let progress = || global.progress(files);
-    let stages = global.selecting(Stages::default());
+fn html_report(args: &ReportArgs) -> io::Result<ExitCode> {
+    let reading = &args.reading;
+    let files = reading.files();
+    let progress = || reading.progress();
+    let stages = reading.selecting(Stages::default());
     Ok(
         match html::write_report(files, &args.output, &args.detail, stages, progress) {
             Ok(written) => {
@@ -508,10 +576,7 @@ fn html_report(global: &GlobalArgs, args: &ReportArgs) -> io::Result<ExitCode> {
                 code
             }
             Err(html::Failure::BadInput(error)) => bad_input(&error),
-            Err(html::Failure::Output(message)) => {
-                eprintln!("tcpwhy: {message}");
-                ExitCode::from(EXIT_BAD_INPUT)
-            }
+            Err(html::Failure::Output(message)) => refused(&message),
             Err(html::Failure::Interrupted(message)) => {
                 eprintln!("tcpwhy: {message}");
                 ExitCode::from(EXIT_INTERRUPTED)
@@ -520,19 +585,16 @@ fn html_report(global: &GlobalArgs, args: &ReportArgs) -> io::Result<ExitCode> {
     )
 }
 
-fn export(global: &GlobalArgs, args: &ExportArgs) -> ExitCode {
-    let format = match global.format {
-        None | Some(FormatArg::Parquet) => columns::files::Format::Parquet,
-        Some(FormatArg::Csv) => columns::files::Format::Csv,
-        Some(FormatArg::Json) => columns::files::Format::Json,
-        Some(FormatArg::Table) => {
-            eprintln!("tcpwhy: export writes files: --format parquet, csv or json");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+fn export(args: &ExportArgs) -> ExitCode {
+    let format = match args.format {
+        FileFormatArg::Parquet => columns::files::Format::Parquet,
+        FileFormatArg::Csv => columns::files::Format::Csv,
+        FileFormatArg::Json => columns::files::Format::Json,
     };
-    let files = &args.input.files;
-    let stages = global.selecting(Stages::default());
-    match crate::export::tables(files, &args.output, format, stages, global.progress(files)) {
+    let reading = &args.reading;
+    let stages = reading.selecting(Stages::default());
+    let progress = reading.progress();
+    match crate::export::tables(reading.files(), &args.output, format, stages, progress) {
         Ok(written) => {
             eprintln!(
                 "tcpwhy: wrote {} ({} in {})",
@@ -552,6 +614,12 @@ fn export(global: &GlobalArgs, args: &ExportArgs) -> ExitCode {
             })
         }
     }
+}
+
+/// One line on stderr for a request that cannot be carried out, and exit 2.
+fn refused(message: &str) -> ExitCode {
+    eprintln!("tcpwhy: {message}");
+    ExitCode::from(EXIT_BAD_INPUT)
 }
 
 fn bad_input(error: &capture::CaptureError) -> ExitCode {

@@ -1,49 +1,19 @@
 //! The words on the command line before they are parsed: `tcpwhy [FLAGS]
-//! FILE…` means `tcpwhy diagnose [FLAGS] FILE…`, and a word that is neither
-//! a command nor a file but looks like a command gets a "did you mean".
+//! FILE…` means `tcpwhy diagnose [FLAGS] FILE…`, flags may come before the
+//! command they belong to, and a word that is neither a command nor a file
+//! but looks like a command gets a "did you mean".
 
 use std::ffi::OsString;
 use std::path::Path;
 
-/// Subcommand names; anything else in their place is a file to diagnose.
-pub const COMMANDS: [&str; 11] = [
-    "diagnose",
-    "connections",
-    "connection",
-    "events",
-    "transactions",
-    "timeline",
-    "report",
-    "compare",
-    "diff",
-    "export",
-    "help",
-];
-
-/// Flags followed by values, and how many: the words after them are not
-/// commands or files.
-const FLAGS_WITH_VALUES: [(&str, usize); 13] = [
-    ("--format", 1),
-    ("--host", 1),
-    ("--port", 1),
-    ("--net", 1),
-    ("--connection", 1),
-    ("--between", 2),
-    ("--tick", 1),
-    ("--output", 1),
-    ("-o", 1),
-    ("--detail", 1),
-    ("--fail-on", 1),
-    ("--packets", 1),
-    ("--memory", 1),
-];
-
 /// A command this far from a mistyped word (in edits) is suggested.
 const SUGGEST_WITHIN: usize = 2;
 
-/// The arguments with `diagnose` inserted when no command is named, or the
-/// message for a word that looks like a mistyped command.
-pub fn arguments(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+/// The arguments with the command first: `diagnose` inserted when no
+/// command is named, and flags written before the command moved after it,
+/// where the command's definition takes them. A word that looks like a
+/// mistyped command is refused with a message.
+pub fn arguments(mut args: Vec<OsString>, cli: &clap::Command) -> Result<Vec<OsString>, String> {
     let words: Vec<String> = args
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -51,14 +21,20 @@ pub fn arguments(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
     let asks_for_help = words
         .get(1)
         .is_none_or(|first| ["-h", "--help", "-V", "--version"].contains(&first.as_str()));
-    let Some(word) = first_positional(&words[1..]) else {
+    let Some(index) = first_positional(&words[1..], cli).map(|index| index + 1) else {
         return Ok(args);
     };
-    if COMMANDS.contains(&word) || asks_for_help {
+    let word = words[index].as_str();
+    if commands(cli).any(|command| command == word) {
+        let command = args.remove(index);
+        args.insert(1, command);
+        return Ok(args);
+    }
+    if asks_for_help {
         return Ok(args);
     }
     if word != "-" && !Path::new(word).exists() {
-        if let Some(command) = suggestion(word) {
+        if let Some(command) = suggestion(word, cli) {
             return Err(format!(
                 "{word:?} is neither a command nor a file; did you mean '{command}'?"
             ));
@@ -68,53 +44,61 @@ pub fn arguments(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
     Ok(args)
 }
 
-/// The first word that is not a flag or a flag's value.
-fn first_positional(words: &[String]) -> Option<&str> {
+/// The commands' names, and `help`.
+fn commands(cli: &clap::Command) -> impl Iterator<Item = &str> {
+    cli.get_subcommands()
+        .map(clap::Command::get_name)
+        .chain(["help"])
+}
+
+/// Where the first word that is not a flag or a flag's value is.
+fn first_positional(words: &[String], cli: &clap::Command) -> Option<usize> {
     let mut index = 0;
     while let Some(word) = words.get(index) {
         if word == "--" {
-            return words.get(index + 1).map(String::as_str);
+            return (index + 1 < words.len()).then_some(index + 1);
         }
         if word == "-" || !word.starts_with('-') {
-            return Some(word);
+            return Some(index);
         }
-        let values = FLAGS_WITH_VALUES
-            .iter()
-            .find(|(flag, _)| flag == word)
-            .map_or(0, |(_, values)| *values);
-        index += 1 + values;
+        index += 1 + values_after(word, cli);
     }
     None
 }
 
+/// How many words the flag `word` takes after it, in any command.
+fn values_after(word: &str, cli: &clap::Command) -> usize {
+    let names = |arg: &clap::Arg| {
+        let long = arg.get_long().map(|long| format!("--{long}"));
+        let short = arg.get_short().map(|short| format!("-{short}"));
+        [long, short].into_iter().flatten().collect::<Vec<_>>()
+    };
+    std::iter::once(cli)
+        .chain(cli.get_subcommands())
+        .flat_map(clap::Command::get_arguments)
+        .find(|arg| names(arg).iter().any(|name| name == word))
+        .filter(|arg| arg.get_action().takes_values())
+        .map_or(0, |arg| {
+            arg.get_num_args().map_or(1, |values| values.min_values())
+        })
+}
+
 /// The command nearest to `word`, if it is near enough.
-fn suggestion(word: &str) -> Option<&'static str> {
-    COMMANDS
-        .iter()
-        .map(|command| (edit_distance(word, command), *command))
+fn suggestion<'a>(word: &str, cli: &'a clap::Command) -> Option<&'a str> {
+    commands(cli)
+        .map(|command| (strsim::levenshtein(word, command), command))
         .filter(|(distance, _)| *distance <= SUGGEST_WITHIN)
         .min()
         .map(|(_, command)| command)
 }
 
-/// Levenshtein distance: insertions, deletions and substitutions.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn arguments(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+        super::arguments(args, &crate::cli::definition())
+    }
 
     fn words(line: &str) -> Vec<OsString> {
         line.split_whitespace().map(OsString::from).collect()
@@ -135,8 +119,17 @@ mod tests {
             joined(args),
             "tcpwhy diagnose --format json --between +1s +2s t.pcap"
         );
+    }
+
+    #[test]
+    fn flags_before_a_command_go_after_it() {
         let args = arguments(words("tcpwhy -q connections t.pcap")).unwrap();
-        assert_eq!(joined(args), "tcpwhy -q connections t.pcap");
+        assert_eq!(joined(args), "tcpwhy connections -q t.pcap");
+        let line = "tcpwhy --host 10.0.0.1 --between +1s +2s -o out timeline t.pcap";
+        assert_eq!(
+            joined(arguments(words(line)).unwrap()),
+            "tcpwhy timeline --host 10.0.0.1 --between +1s +2s -o out t.pcap"
+        );
     }
 
     #[test]

@@ -4,10 +4,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde::Serialize;
-
-use crate::output::Format;
 
 #[derive(Args)]
 pub struct CompareArgs {
@@ -17,6 +15,8 @@ pub struct CompareArgs {
     /// The capture of the same traffic taken at the second point.
     #[arg(value_name = "B")]
     b: String,
+    #[command(flatten)]
+    format: ResultFormat,
 }
 
 #[derive(Args)]
@@ -32,13 +32,34 @@ pub struct DiffArgs {
     /// finding's change and the response times by transaction type.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    #[command(flatten)]
+    format: ResultFormat,
 }
 
-pub fn compare(args: &CompareArgs, format: Format) -> io::Result<ExitCode> {
-    write(compare::compare(&args.a, &args.b), format)
+/// One result, not rows: text or one JSON object.
+#[derive(Args)]
+struct ResultFormat {
+    /// Output format.
+    #[arg(
+        long = "format",
+        value_enum,
+        default_value = "table",
+        value_name = "FORMAT"
+    )]
+    value: ResultFormatArg,
 }
 
-pub fn diff(args: &DiffArgs, format: Format) -> io::Result<ExitCode> {
+#[derive(Clone, Copy, ValueEnum)]
+enum ResultFormatArg {
+    Table,
+    Json,
+}
+
+pub fn compare(args: &CompareArgs) -> io::Result<ExitCode> {
+    write(compare::compare(&args.a, &args.b), args.format.value)
+}
+
+pub fn diff(args: &DiffArgs) -> io::Result<ExitCode> {
     let result = compare::diff::diff(&args.before, &args.after);
     if let (Ok(diff), Some(output)) = (&result, &args.html) {
         let files = [args.before.clone(), args.after.clone()];
@@ -50,14 +71,14 @@ pub fn diff(args: &DiffArgs, format: Format) -> io::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     }
-    write(result, format)
+    write(result, args.format.value)
 }
 
 /// Writes the result as text or one JSON object; a capture that cannot be
 /// read is a line on stderr naming the file and byte offset, and exit code 2.
 fn write<T: std::fmt::Display + Serialize>(
     result: Result<T, capture::CaptureError>,
-    format: Format,
+    format: ResultFormatArg,
 ) -> io::Result<ExitCode> {
     let result = match result {
         Ok(result) => result,
@@ -68,12 +89,11 @@ fn write<T: std::fmt::Display + Serialize>(
     };
     let mut out = io::stdout().lock();
     match format {
-        Format::Json => {
+        ResultFormatArg::Json => {
             serde_json::to_writer(&mut out, &result).map_err(io::Error::other)?;
             writeln!(out)?;
         }
-        // One result, not rows: CSV has nothing to add to the text.
-        Format::Table | Format::Csv => write!(out, "{result}")?,
+        ResultFormatArg::Table => write!(out, "{result}")?,
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

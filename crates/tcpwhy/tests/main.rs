@@ -13,6 +13,7 @@ mod diagnose_on_ppa;
 mod diagnose_on_synth;
 mod documented_fields;
 mod export_parquet;
+mod flags;
 mod fuzz_corpus;
 mod hostile;
 mod lab_captures;

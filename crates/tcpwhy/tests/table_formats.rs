@@ -232,6 +232,6 @@ fn export_writes_files_only() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("parquet, csv or json"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("possible values: parquet, csv, json"));
     assert!(!dir.exists());
 }
