@@ -462,3 +462,64 @@ fn timeouts_cost_what_the_sender_waited() {
     let cost = findings[0]["cost_ms"].as_f64().unwrap();
     assert!((cost - 9211.0).abs() <= 50.0, "{cost}");
 }
+
+/// A printed duration in milliseconds, and how far rounding may have moved it.
+type Printed = (f64, f64);
+
+/// A duration as printed (`23.0 ms`, `9.76 s`, `850 µs`) in milliseconds,
+/// with half its last printed digit: how far rounding may have moved it.
+fn printed_ms(text: &str) -> Printed {
+    let (number, unit) = text.trim().split_once(' ').unwrap();
+    let scale = match unit {
+        "s" => 1e3,
+        "ms" => 1.0,
+        "µs" => 1e-3,
+        _ => panic!("no unit in {text:?}"),
+    };
+    let decimals = number.split_once('.').map_or(0, |(_, digits)| digits.len());
+    let value: f64 = number.parse().unwrap();
+    (value * scale, 0.5 * 10f64.powi(-(decimals as i32)) * scale)
+}
+
+/// `(count, with, without, sooner)` of a what-if that says "the N
+/// transactions it touches would take X on average instead of Y, Z sooner".
+fn what_if_figures(what_if: &str) -> Option<(f64, Printed, Printed, Printed)> {
+    let rest = what_if.split_once("the ")?.1;
+    let (count, rest) = rest.split_once(' ')?;
+    let rest = rest.split_once(" would take ")?.1;
+    let (without, rest) = rest.split_once(" on average instead of ")?;
+    let (with, rest) = rest.split_once(", ")?;
+    let sooner = rest.split_once(" sooner")?.0;
+    Some((
+        count.parse().ok()?,
+        printed_ms(with),
+        printed_ms(without),
+        printed_ms(sooner),
+    ))
+}
+
+#[test]
+fn what_ifs_add_up_on_every_book_capture() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(synth::shared_captures("ppa")).unwrap() {
+        let path = entry.unwrap().path();
+        for finding in common::objects_read_so_far("diagnose", &path, "finding") {
+            let what_if = finding["what_if"].as_str().unwrap();
+            let Some((count, with, without, sooner)) = what_if_figures(what_if) else {
+                continue;
+            };
+            let saved = count * (with.0 - without.0);
+            let leeway = count * (with.1 + without.1) + sooner.1;
+            assert!(
+                (saved - sooner.0).abs() <= leeway,
+                "{}: {count} × ({} − {}) ms is {saved:.1} ms, not {} ms: {what_if}",
+                path.display(),
+                with.0,
+                without.0,
+                sooner.0
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "only {checked} what-ifs read");
+}

@@ -89,6 +89,9 @@ struct Facts<'a> {
     stretch: Option<Stretch>,
     /// Separate stretches charged to the cause's parts, over all connections.
     stretches: u64,
+    /// The cause is a side's own pace (its think time or idle time), which
+    /// the time at stake of the transactions it touched leaves out.
+    own_pace: bool,
 }
 
 impl<'a> Facts<'a> {
@@ -121,6 +124,7 @@ impl<'a> Facts<'a> {
             example,
             stretch,
             stretches,
+            own_pace: matches!(cause, Cause::ClientThink | Cause::ServerIdle),
         }
     }
 
@@ -182,8 +186,16 @@ impl<'a> Facts<'a> {
 
     fn what_if(&self) -> String {
         let n = self.total.transactions().max(1) as f64;
-        let with = self.total.touched_ms / n;
-        let without = (self.total.touched_ms - self.total.cost_ms).max(0.0) / n;
+        let touched_ms = self.total.touched_ms;
+        let (with, without) = if self.own_pace {
+            // The time at stake leaves out a side's own pace: it came on top.
+            ((touched_ms + self.total.cost_ms) / n, touched_ms / n)
+        } else {
+            (
+                touched_ms / n,
+                (touched_ms - self.total.cost_ms).max(0.0) / n,
+            )
+        };
         format!(
             "Without it, the {} it touches would take {} on average instead of {}, {} sooner in all.",
             count(self.total.transactions(), "transaction"),
