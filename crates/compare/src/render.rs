@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use diagnose::units;
 use transactions::Durations;
 
 use crate::diff::{Change, Diff, FindingChange, FoundOnce, TypeChange};
@@ -30,8 +31,8 @@ impl fmt::Display for Comparison {
         }
         writeln!(
             f,
-            "clock offset (B minus A): {:+.3} ms",
-            self.clock_offset_ms
+            "clock offset (B minus A): {}",
+            units::duration_change(self.clock_offset_ms)
         )?;
         if self.same_segment {
             writeln!(
@@ -131,9 +132,12 @@ fn write_way(
     if let Some(delay) = &way.delay {
         writeln!(
             f,
-            "  one-way delay: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, max {:.3} ms; \
-             variation (p90 - p10) {:.3} ms",
-            delay.min_ms, delay.p50_ms, delay.p90_ms, delay.max_ms, delay.variation_ms
+            "  one-way delay: min {}, p50 {}, p90 {}, max {}; variation (p90 - p10) {}",
+            units::duration(delay.min_ms),
+            units::duration(delay.p50_ms),
+            units::duration(delay.p90_ms),
+            units::duration(delay.max_ms),
+            units::duration(delay.variation_ms)
         )?;
     }
     if let Some(hops) = way.hops {
@@ -171,12 +175,12 @@ impl fmt::Display for Diff {
         for (name, run) in [("before", &self.before), ("after", &self.after)] {
             writeln!(
                 f,
-                "{name}: {} ({}, {}, {}, {:.0} kB/s)",
+                "{name}: {} ({}, {}, {}, {})",
                 run.path,
                 counted(run.connections, "connection"),
                 counted(run.transactions, "transaction"),
                 counted(run.retransmissions as usize, "retransmission"),
-                run.throughput_bytes_per_s / 1e3
+                units::rate(run.throughput_bytes_per_s)
             )?;
         }
         writeln!(f, "\nFindings:")?;
@@ -195,7 +199,7 @@ impl fmt::Display for Diff {
 }
 
 fn write_finding_change(f: &mut fmt::Formatter<'_>, finding: &FindingChange) -> fmt::Result {
-    let cost = |found: &FoundOnce| format!("{:.1} ms", found.cost_ms);
+    let cost = |found: &FoundOnce| units::duration(found.cost_ms);
     match (finding.change, &finding.before, &finding.after) {
         (Change::Gone, Some(before), _) => {
             writeln!(f, "  gone: {} (cost {} before)", before.title, cost(before))
@@ -205,11 +209,11 @@ fn write_finding_change(f: &mut fmt::Formatter<'_>, finding: &FindingChange) -> 
         }
         (Change::Still, Some(before), Some(after)) => writeln!(
             f,
-            "  still: {}: cost {} → {} ({:+.1} ms)",
+            "  still: {}: cost {} → {} ({})",
             finding.kind,
             cost(before),
             cost(after),
-            after.cost_ms - before.cost_ms
+            units::duration_change(after.cost_ms - before.cost_ms)
         ),
         _ => Ok(()),
     }
@@ -324,22 +328,22 @@ fn write_added(f: &mut fmt::Formatter<'_>, way: &str, added: &Option<Added>) -> 
 
 fn cause_sentence(cause: &Cause) -> String {
     let exchanges = counted(cause.transactions, "exchange");
-    let cost = cause.cost_ms;
+    let cost = units::duration(cause.cost_ms);
     match cause.kind {
         CauseKind::NagleTowardServer => format!(
             "Nagle at the proxy toward the server: in {exchanges} the proxy held a small \
              request segment until the server acknowledged its previous small segment \
-             ({cost:.1} ms added in all; TCP_NODELAY on the proxy's server side removes it)"
+             ({cost} added in all; TCP_NODELAY on the proxy's server side removes it)"
         ),
         CauseKind::NagleTowardClient => format!(
             "Nagle at the proxy toward the client: in {exchanges} the proxy held a small \
              response segment until the client acknowledged its previous small segment \
-             ({cost:.1} ms added in all; TCP_NODELAY on the proxy's client side removes it)"
+             ({cost} added in all; TCP_NODELAY on the proxy's client side removes it)"
         ),
         CauseKind::PooledConnectionWait => format!(
             "waiting for a pooled connection: in {exchanges} the request was in at the proxy \
              while the back connection that carried it was busy with another exchange, and left \
-             only once that exchange's response came ({cost:.1} ms added in all; more \
+             only once that exchange's response came ({cost} added in all; more \
              connections in the proxy's pool, or fewer requests at once, remove it)"
         ),
         CauseKind::WritesCoalesced => format!(
@@ -351,17 +355,20 @@ fn cause_sentence(cause: &Cause) -> String {
              than it came in"
         ),
         CauseKind::ServerZeroWindow => format!(
-            "the server shut its window on the proxy on {} ({cost:.1} ms shut)",
-            counted(cause.transactions, "connection")
+            "the server shut its window on the proxy on {} ({} shut)",
+            counted(cause.transactions, "connection"),
+            cost
         ),
         CauseKind::ClientZeroWindow => format!(
-            "the client shut its window on the proxy on {} ({cost:.1} ms shut)",
-            counted(cause.transactions, "connection")
+            "the client shut its window on the proxy on {} ({} shut)",
+            counted(cause.transactions, "connection"),
+            cost
         ),
         CauseKind::ProxyZeroWindow => format!(
-            "the proxy shut its own window on {} ({cost:.1} ms shut): it took in no more \
+            "the proxy shut its own window on {} ({} shut): it took in no more \
              than it could pass on",
-            counted(cause.transactions, "connection")
+            counted(cause.transactions, "connection"),
+            cost
         ),
         CauseKind::SlowStartAfterIdleTowardClient => {
             slow_start_after_idle(cause, "client", "response", "the client's window")
@@ -400,6 +407,14 @@ fn cause_sentence(cause: &Cause) -> String {
     }
 }
 
+/// A duration among a cause's figures, for a sentence; "?" when not measured.
+fn figure_ms(cause: &Cause, name: &str) -> String {
+    cause
+        .figures
+        .get(name)
+        .map_or_else(|| "?".into(), |&ms| units::duration(ms))
+}
+
 /// A figure of a cause, rounded for a sentence; "?" when not measured.
 fn figure(cause: &Cause, name: &str) -> String {
     cause
@@ -410,29 +425,29 @@ fn figure(cause: &Cause, name: &str) -> String {
 
 fn slow_start_after_idle(cause: &Cause, toward: &str, message: &str, window: &str) -> String {
     format!(
-        "slow start after idle at the proxy toward the {toward}: in {} the proxy, idle {} ms \
+        "slow start after idle at the proxy toward the {toward}: in {} the proxy, idle {} \
          (median) before the {message}, sent it from a {}-byte flight where its window had \
-         reached {} bytes before, growing it a round trip ({} ms) at a time with the {message} already \
-         in hand and {window} open ({:.1} ms added in all; \
+         reached {} bytes before, growing it a round trip ({}) at a time with the {message} already \
+         in hand and {window} open ({} added in all; \
          net.ipv4.tcp_slow_start_after_idle=0 on the proxy's host removes it)",
         counted(cause.transactions, "exchange"),
-        figure(cause, "idle_ms"),
+        figure_ms(cause, "idle_ms"),
         figure(cause, "restart_flight_bytes"),
         figure(cause, "window_before_idle_bytes"),
-        figure(cause, "rtt_ms"),
-        cause.cost_ms,
+        figure_ms(cause, "rtt_ms"),
+        units::duration(cause.cost_ms),
     )
 }
 
 fn small_window(cause: &Cause, what: &str, sender: &str, receiver: &str, fix: &str) -> String {
     format!(
         "{what}: in {} {sender} filled the {} bytes {receiver} advertised (median) and waited \
-         for each ACK to open it again, a round trip of {} ms ({:.1} ms waiting in all; {fix} \
+         for each ACK to open it again, a round trip of {} ({} waiting in all; {fix} \
          removes it)",
         counted(cause.transactions, "exchange"),
         figure(cause, "window_bytes"),
-        figure(cause, "rtt_ms"),
-        cause.cost_ms,
+        figure_ms(cause, "rtt_ms"),
+        units::duration(cause.cost_ms),
     )
 }
 
@@ -449,17 +464,19 @@ fn write_snat(f: &mut fmt::Formatter<'_>, snat: &SnatExhaustion) -> fmt::Result 
     if let Some(after) = snat.reuse_after_ms_p50 {
         writeln!(
             f,
-            "    {} reused a source port {after:.1} ms (median) after its previous connection \
+            "    {} reused a source port {} (median) after its previous connection \
              closed, inside that connection's TIME_WAIT",
-            counted(snat.reused_in_time_wait, "connection")
+            counted(snat.reused_in_time_wait, "connection"),
+            units::duration(after)
         )?;
     }
     if let Some(wait) = snat.connect_wait_ms_p50 {
         writeln!(
             f,
-            "    {} came in with every port held: the back connection opened {wait:.1} ms \
+            "    {} came in with every port held: the back connection opened {} \
              (median) later, once a SYN retry found a port free",
-            counted(snat.connects_waited, "front connection")
+            counted(snat.connects_waited, "front connection"),
+            units::duration(wait)
         )?;
     }
     if snat.connects_failed > 0 {

@@ -26,6 +26,7 @@ mod gaps;
 mod kind;
 mod patterns;
 pub mod rules;
+pub mod units;
 
 use std::collections::BTreeSet;
 

@@ -5,8 +5,6 @@
 
 use pipeline::Instant;
 
-use crate::output::text;
-
 const UNITS: [(&str, f64); 6] = [
     ("ns", 1.0),
     ("us", 1e3),
@@ -71,11 +69,7 @@ pub fn size(text: &str) -> Result<u64, String> {
 /// Nanoseconds as the shortest of 250ms, 2s, 5m, 1h, 20us that --tick reads back.
 /// A file's size for a person: "812 bytes", "10.5 MB", "1.6 GB" (powers of 1000).
 pub fn size_text(bytes: u64) -> String {
-    let units = [(1e9, "GB"), (1e6, "MB"), (1e3, "kB")];
-    match units.iter().find(|(scale, _)| bytes as f64 >= *scale) {
-        Some((scale, unit)) => format!("{:.1} {unit}", bytes as f64 / scale),
-        None => text::plural(bytes, "byte"),
-    }
+    diagnose::units::bytes(bytes)
 }
 
 pub fn duration_text(ns: i64) -> String {

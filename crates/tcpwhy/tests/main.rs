@@ -17,6 +17,7 @@ mod flags;
 mod fuzz_corpus;
 mod hostile;
 mod lab_captures;
+mod one_unit;
 mod report_cli;
 mod report_in_browser;
 mod robustness;

@@ -19,6 +19,7 @@ use transactions::Stretch;
 
 use crate::cause::Cause;
 use crate::charges::{CauseTotal, Context};
+pub(crate) use crate::units::{bytes, duration};
 use crate::{detectors, Finding, FindingKind, Inputs};
 
 pub use summary::summary;
@@ -262,30 +263,6 @@ fn capitalized(text: &str) -> String {
     letters.next().map_or_else(String::new, |first| {
         first.to_uppercase().chain(letters).collect()
     })
-}
-
-/// A duration in the unit that reads best: `850 µs`, `42.0 ms`, `3.21 s`.
-fn duration(ms: f64) -> String {
-    if ms >= 10_000.0 {
-        format!("{:.1} s", ms / 1e3)
-    } else if ms >= 1_000.0 {
-        format!("{:.2} s", ms / 1e3)
-    } else if ms >= 1.0 {
-        format!("{ms:.1} ms")
-    } else {
-        format!("{:.0} µs", ms * 1e3)
-    }
-}
-
-/// A size in the unit that reads best: `640 bytes`, `64.0 kB`, `1.2 MB`.
-fn bytes(n: u64) -> String {
-    if n >= 1_000_000 {
-        format!("{:.1} MB", n as f64 / 1e6)
-    } else if n >= 1_000 {
-        format!("{:.1} kB", n as f64 / 1e3)
-    } else {
-        format!("{n} bytes")
-    }
 }
 
 #[cfg(test)]

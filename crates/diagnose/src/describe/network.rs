@@ -76,7 +76,7 @@ pub(super) fn bottleneck_link(facts: &Facts, inputs: &Inputs, context: &Context)
         format!(
             "A bottleneck link sets the pace{}: round trips rose from {} to {} as a queue \
              built before it",
-            rate.map_or(String::new(), |r| format!(" at {}", rate_text(r))),
+            rate.map_or(String::new(), |r| format!(" at {}", crate::units::rate(r))),
             duration(least),
             duration(typical)
         ),
@@ -145,12 +145,4 @@ fn shared_throughput(facts: &Facts, inputs: &Inputs) -> Option<f64> {
     }
     let seconds = (last - first) as f64 / 1e9;
     (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / seconds)
-}
-
-fn rate_text(bytes_per_s: f64) -> String {
-    format!(
-        "{:.2} MB/s ({:.1} Mbit/s)",
-        bytes_per_s / 1e6,
-        bytes_per_s * 8.0 / 1e6
-    )
 }

@@ -85,16 +85,7 @@ pub fn fixed(value: f64, decimals: usize) -> String {
 
 /// A duration in milliseconds, in the unit that reads best: `850 µs`, `36.2 ms`, `4.21 s`.
 pub fn duration_ms(ms: f64) -> String {
-    if ms.abs() < 5e-4 {
-        return "0 ms".into();
-    }
-    if ms.abs() >= 1000.0 {
-        format!("{} s", fixed(ms / 1e3, 2))
-    } else if ms.abs() >= 1.0 {
-        format!("{} ms", fixed(ms, 1))
-    } else {
-        format!("{} µs", fixed(ms * 1e3, 0))
-    }
+    diagnose::units::duration(ms)
 }
 
 /// A part of the latency split as people read it: `network`, `TCP waits`.
