@@ -2,8 +2,9 @@
 //!
 //! Most parts name their cause directly (a Nagle wait is Nagle meeting a
 //! delayed ACK). A few need what the capture shows around them: round trips
-//! paid turn after turn with no pause of the client's are chattiness, other
-//! round trips the path's latency; server time beyond the usual at a steady
+//! paid turn after turn with no pause of the client's are chattiness where
+//! each is too short to notice or the same exchange repeats, other round
+//! trips the path's latency (a protocol's distinct steps each pay it once); server time beyond the usual at a steady
 //! period is a periodic stall; loss waits belong to a dead peer, an MTU black
 //! hole, a periodic burst of loss, a lost tail (where loss struck nothing
 //! but the last segments of messages), or loss at large; transfer and
@@ -21,7 +22,9 @@ use transactions::{Ledger, Part, Transaction};
 use crate::actions::{self, ActionId};
 use crate::cause::{Cause, Chain};
 use crate::detectors::{PoolQueueing, Saturation};
-use crate::rules::{PerAction, BULK_BYTES, NOTICED_MS, QUEUE_CORRELATION, QUEUE_RTT_RATIO};
+use crate::rules::{
+    PerAction, BULK_BYTES, NOTICED_MS, PATTERN_REPEATS, QUEUE_CORRELATION, QUEUE_RTT_RATIO,
+};
 
 /// What one cause cost, and where.
 #[derive(Debug, Default)]
@@ -194,11 +197,13 @@ pub fn charge(
 ) -> BTreeMap<Cause, CauseTotal> {
     let by_id: FxHashMap<u64, &ConnectionSummary> = connections.iter().map(|c| (c.id, c)).collect();
     let actions = actions::of(connections, transactions);
+    let repeated = repeated_exchanges(transactions, &by_id);
     let mut totals: BTreeMap<Cause, CauseTotal> = BTreeMap::new();
     for (t, &action) in transactions.iter().zip(&actions) {
         let connection = by_id.get(&t.connection).copied();
+        let chatty = is_chatty(t, connection, &repeated);
         for (part, ms) in t.ledger.parts() {
-            let shares = assign(part, ms, t, connection, context);
+            let shares = assign(part, ms, t, chatty, connection, context);
             for (cause, ms) in shares.into_iter().flatten() {
                 if ms > 0.0 {
                     totals.entry(cause).or_default().add(t, action, ms);
@@ -249,11 +254,13 @@ fn lost_in(t: &Transaction) -> bool {
 /// Where a part's time goes: to one cause, or split between two.
 type Shares = [Option<(Cause, f64)>; 2];
 
-/// The cause (or causes, when a part is split) of `ms` charged to `part` in `t`.
+/// The cause (or causes, when a part is split) of `ms` charged to `part` in
+/// `t`, a `chatty` turn or not (see [`is_chatty`]).
 fn assign(
     part: Part,
     ms: f64,
     t: &Transaction,
+    chatty: bool,
     connection: Option<&ConnectionSummary>,
     context: &Context,
 ) -> Shares {
@@ -269,9 +276,7 @@ fn assign(
         Part::ClientPause => single(Cause::ApplicationLimited),
         Part::ServerPause if t.response_bytes >= BULK_BYTES => single(Cause::ApplicationLimited),
         Part::ServerPause => single(Cause::SplitResponse),
-        Part::Propagation if follows_without_client_wait(t, connection) => {
-            single(Cause::Chattiness)
-        }
+        Part::Propagation if chatty => single(Cause::Chattiness),
         Part::Propagation => single(Cause::PathLatency),
         Part::Queueing => single(Cause::BottleneckLink),
         // A standing queue means the link is full: whatever holds the bytes
@@ -351,6 +356,45 @@ fn loss(
         Part::TailLoss if !at_large => Cause::TailLoss,
         _ => Cause::PacketLoss,
     }
+}
+
+/// The exchanges (a connection and a signature: requests and answers alike
+/// in size) that a client made again and again, each right after the last
+/// one's answer, at least a pattern's [`PATTERN_REPEATS`] times.
+fn repeated_exchanges<'a>(
+    transactions: &'a [Transaction],
+    connections: &FxHashMap<u64, &ConnectionSummary>,
+) -> FxHashSet<(u64, &'a str)> {
+    let mut turns: FxHashMap<(u64, &str), usize> = FxHashMap::default();
+    for t in transactions {
+        let connection = connections.get(&t.connection).copied();
+        if follows_without_client_wait(t, connection) {
+            *turns
+                .entry((t.connection, t.signature.as_str()))
+                .or_default() += 1;
+        }
+    }
+    turns
+        .into_iter()
+        .filter(|&(_, count)| count >= PATTERN_REPEATS)
+        .map(|(key, _)| key)
+        .collect()
+}
+
+/// A turn paid right after the previous answer is chatty when its round
+/// trip is one a person would not notice alone, so that only their number
+/// makes them add up, or when it repeats the same exchange: a habit that
+/// batching or pipelining would spare. A protocol's distinct steps across
+/// a path long enough to notice each (a login, a handshake) pay its
+/// latency once per step.
+fn is_chatty(
+    t: &Transaction,
+    connection: Option<&ConnectionSummary>,
+    repeated: &FxHashSet<(u64, &str)>,
+) -> bool {
+    let round_trip = connection.map_or(0.0, |c| c.rtt().round_trip_ms());
+    follows_without_client_wait(t, connection)
+        && (round_trip < NOTICED_MS || repeated.contains(&(t.connection, t.signature.as_str())))
 }
 
 /// The transaction came right after the previous answer on its connection,

@@ -250,3 +250,51 @@ fn a_peer_silent_after_its_goodbye_made_no_one_wait() {
         "{mid_answer:?}"
     );
 }
+
+/// Over a 400 ms path a client makes twelve requests, each the moment the
+/// last answer arrives. Twelve distinct steps (every request and answer of
+/// its own size, as a login's or a handshake's) pay the path's latency once
+/// each: a long path, not a chatty habit. The same exchange made twelve
+/// times is a habit one batched request would spare: chattiness.
+#[test]
+fn round_trips_in_a_row_are_chattiness_only_when_the_exchange_repeats() {
+    let kinds_of = |name: &str, repeats: bool| {
+        let mut trace = Trace::ethernet();
+        let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:9000");
+        conn.handshake(&mut trace, 0.0, 400.0);
+        // The tap sits halfway: an answer passes it half a round trip after
+        // its request, the next request half a round trip later.
+        let mut at = 400.0;
+        for step in 0..12 {
+            let (request, answer) = if repeats {
+                (60, 90)
+            } else {
+                (60 + 7 * step, 90 + 13 * step)
+            };
+            conn.send(&mut trace, Side::Client, at, request);
+            conn.send(&mut trace, Side::Server, at + 200.0, answer);
+            at += 400.0;
+        }
+        conn.ack(&mut trace, Side::Client, at);
+        let capture = written(name, &trace);
+        let findings = common::objects("diagnose", &capture, "finding");
+        std::fs::remove_file(&capture).unwrap();
+        findings
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let distinct = kinds_of("distinct-steps", false);
+    assert_eq!(
+        distinct.first().map(String::as_str),
+        Some("path_latency"),
+        "{distinct:?}"
+    );
+    assert!(!distinct.iter().any(|k| k == "chattiness"), "{distinct:?}");
+    let repeated = kinds_of("repeated-exchange", true);
+    assert_eq!(
+        repeated.first().map(String::as_str),
+        Some("chattiness"),
+        "{repeated:?}"
+    );
+}
