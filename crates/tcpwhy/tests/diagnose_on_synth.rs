@@ -298,3 +298,28 @@ fn round_trips_in_a_row_are_chattiness_only_when_the_exchange_repeats() {
         "{repeated:?}"
     );
 }
+
+/// A stray SYN to a closed port is refused a round trip later (180 ms),
+/// then the client's one request on another connection is answered at
+/// once. The refusal made no one wait past its round trip, and one attempt
+/// refused beside one that opened is no outage: listed, as info.
+#[test]
+fn a_stray_refused_attempt_is_listed_quietly() {
+    let mut trace = Trace::ethernet();
+    let mut stray = Conversation::new("10.0.0.1:40000", "10.0.0.2:12345");
+    stray.syn(&mut trace, Side::Client, 0.0, Vec::new());
+    stray.rst(&mut trace, Side::Server, 180.0);
+    let mut page = Conversation::new("10.0.0.1:40001", "10.0.0.2:9000");
+    page.handshake(&mut trace, 5_000.0, 180.0);
+    page.send(&mut trace, Side::Client, 5_180.0, 100);
+    page.send(&mut trace, Side::Server, 5_290.0, 500);
+    page.ack(&mut trace, Side::Client, 5_380.0);
+    let capture = written("stray-refused", &trace);
+    let findings = common::objects("diagnose", &capture, "finding");
+    std::fs::remove_file(&capture).unwrap();
+    let setup = findings
+        .iter()
+        .find(|f| f["kind"] == "connection_setup_failure")
+        .expect("the refusal is listed");
+    assert_eq!(setup["severity"], "info", "{setup}");
+}

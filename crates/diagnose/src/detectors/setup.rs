@@ -8,7 +8,7 @@ use crate::median;
 use crate::rules::{
     self, GAVE_UP_AFTER_MS, LOAD_ATTEMPTS, LOAD_BUSY_FAILED_SHARE, LOAD_QUIET_ATTEMPTS,
 };
-use crate::{Finding, FindingKind, Inputs};
+use crate::{Finding, FindingKind, Inputs, Severity};
 
 /// What went wrong with one connection's setup, if anything.
 #[derive(Clone, Copy, PartialEq)]
@@ -56,6 +56,35 @@ fn unanswered_ms(inputs: &Inputs, c: &ConnectionSummary) -> f64 {
         }
         _ => 0.0,
     }
+}
+
+/// How loud the waits of the `troubled` attempts are, from the time they
+/// cost past their refusals: a refusal answers its SYN within a round trip,
+/// the time any exchange spends, so only its failure counts (see
+/// [`rules::setup_failure_severity`]); unanswered SYNs, their retries and
+/// connections reset unanswered are waits.
+fn waited_severity(
+    troubled: &[(&ConnectionSummary, Trouble)],
+    cost: f64,
+    total_ms: f64,
+) -> Severity {
+    let refused = troubled
+        .iter()
+        .filter(|(_, t)| *t == Trouble::Refused)
+        .map(|(c, _)| c.duration_ms);
+    let waiting = troubled.len() - refused.clone().count();
+    let waited_ms = (cost - refused.sum::<f64>()).max(0.0);
+    if waiting == 0 {
+        return Severity::Info;
+    }
+    let per_attempt = waited_ms / waiting as f64;
+    let felt = rules::PerAction {
+        typical_ms: per_attempt,
+        worst_ms: per_attempt,
+        actions: waiting as u64,
+        transactions: waiting as u64,
+    };
+    rules::severity(felt, waited_ms / total_ms, true, true)
 }
 
 /// Connections that failed to open or waited for SYN retries; `setup_ms` is
@@ -142,19 +171,14 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         .or(troubled.first().map(|(c, _)| c.id));
     let per_connection = cost / troubled.len() as f64;
     let attempts = troubled.len() as u64;
-    let felt = rules::PerAction {
-        typical_ms: per_connection,
-        worst_ms: per_connection,
-        actions: attempts,
-        transactions: attempts,
-    };
     let never_opened = troubled
         .iter()
         .filter(|(c, _)| c.state.failed_setup())
         .count();
-    found.severity = rules::severity(felt, cost / total_ms, true, true).max(
-        rules::setup_failure_severity(never_opened, inputs.connections.len()),
-    );
+    found.severity = waited_severity(&troubled, cost, total_ms).max(rules::setup_failure_severity(
+        never_opened,
+        inputs.connections.len(),
+    ));
     found.figures.insert("per_action_ms", per_connection);
     found.figures.insert("actions", attempts as f64);
     found.share = (cost / total_ms).min(1.0);
