@@ -45,6 +45,11 @@ class Scored:
         return self.manifest["finding"] is not None
 
 
+# The client's own pace: a wait before its first request, pauses between its
+# turns. No one is shown to wait for it.
+OWN_PACE = {"client_delay", "client_think"}
+
+
 def is_right(manifest, findings):
     """Planted: the top finding names the cause, carries the figure the
     manifest asks for, and is a warning or critical; or, when what was
@@ -56,6 +61,8 @@ def is_right(manifest, findings):
     if not findings:
         return False
     top, figure = findings[0], manifest.get("finding_figure")
+    if manifest["cause"] == "client_delay":
+        return quiet and top["kind"] in OWN_PACE
     loud_enough = top["severity"] in LOUD if manifest.get("finding_loud", True) else quiet
     return (top["kind"] == manifest["finding"] and loud_enough
             and (figure is None or figure in top.get("figures", {})))
@@ -267,9 +274,11 @@ any, and is a warning or critical; a healthy one is right when no finding
 is a warning or critical. The confusion matrix places each planted scenario
 by the kind of its top finding alone, so a diagonal entry can still be a
 miss when that finding is only info; the misses list says why. A
-`client_delay` scenario whose client only pauses between turns planted the
-client's own pace, which costs no one time to fix: it is right when the
-top finding is `client_think` and no finding is a warning or critical."""
+`client_delay` scenario planted the client's own pace (a wait after
+connecting before its first request, pauses between its turns), which no
+one is shown to wait for and which costs no one time to fix: it is right
+when the top finding names the client's pace (`client_delay` or
+`client_think`) and no finding is a warning or critical."""
 
 
 APPLICATIONS = """The application classes (lab/appplants.py) plant the

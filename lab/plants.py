@@ -841,13 +841,14 @@ def client_delay(rng, point):
         client={"nodelay": 1, "requests": requests, "parallel": connections,
                 "first_request_delay_ms": round(first, 1), "client_think_ms": round(between, 1),
                 "stagger_ms": rng.randint(0, 500)})
-    # Pauses between turns alone are the client's own pace: client_think
-    # names them, and nothing in them is time lost to fix.
-    own_pace = {"finding": "client_think", "loud": False} if variant == "between_requests" else {}
+    # A wait before the first request and pauses between turns are the
+    # client's own pace: no one is shown to wait for them, and nothing in
+    # them is time lost to fix.
+    own_pace = {"finding": "client_think"} if variant == "between_requests" else {}
     return scenario(rng, rtt, stack, servers, clients, check_client_delay,
                     {"variant": variant, "first_request_delay_ms": round(first, 1),
                      "client_think_ms": round(between, 1), "requests": requests,
-                     "connections": connections}, **own_pace)
+                     "connections": connections}, loud=False, **own_pace)
 
 
 def check_client_delay(s, taps):

@@ -34,8 +34,9 @@ impl Scored {
 
     /// Planted: the top finding names the cause, carries the figure the
     /// manifest asks for, and is a warning or critical; or, when what was
-    /// planted costs no one time (`finding_loud` false), no finding is.
-    /// Healthy: no finding is a warning or critical.
+    /// planted costs no one time (`finding_loud` false), no finding is. A
+    /// client's own pace (`client_delay`): the top finding names it and no
+    /// finding is loud. Healthy: no finding is a warning or critical.
     pub fn is_right(&self) -> bool {
         let quiet = self.loud_findings().next().is_none();
         if !self.is_planted() {
@@ -44,6 +45,9 @@ impl Scored {
         let Some(top) = self.findings.first() else {
             return false;
         };
+        if self.cause() == "client_delay" {
+            return quiet && OWN_PACE.iter().any(|&kind| top["kind"] == kind);
+        }
         let must_be_loud = self.manifest["finding_loud"].as_bool().unwrap_or(true);
         let loud_enough = if must_be_loud { is_loud(top) } else { quiet };
         let figure = self.manifest["finding_figure"].as_str();
@@ -54,6 +58,10 @@ impl Scored {
                 .all(|key| top["figures"].get(key).is_some())
     }
 }
+
+/// The kinds that name the client's own pace: a wait before its first
+/// request, pauses between its turns. No one is shown to wait for it.
+const OWN_PACE: [&str; 2] = ["client_delay", "client_think"];
 
 fn is_loud(finding: &Value) -> bool {
     LOUD.iter().any(|severity| finding["severity"] == *severity)
