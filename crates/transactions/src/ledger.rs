@@ -514,6 +514,31 @@ impl Walk {
         }
     }
 
+    /// More of the message under way that the capture never saw, which
+    /// `segment` acknowledges: its sender was sending it, so the time up to
+    /// the acknowledgement went to its transfer, not to a pause of the
+    /// sender's, charged to `open`.
+    pub fn unseen_continuation(&mut self, segment: &SegmentView, open: &mut Ledger) {
+        let now = segment.timestamp_ns;
+        let Some(cursor) = self.cursor.filter(|cursor| now > cursor.at_ns) else {
+            return;
+        };
+        let mut charges = Charges {
+            ledger: open,
+            evidence: &mut self.evidence,
+            from_frame: cursor.frame,
+            to_frame: segment.frame,
+            direction: cursor.direction,
+        };
+        charges.charge(Part::Transfer, ms(cursor.at_ns, now), None);
+        self.cursor = Some(Cursor {
+            at_ns: now,
+            frame: segment.frame,
+            direction: cursor.direction,
+        });
+        self.probed = None;
+    }
+
     /// The charges waiting for the next transaction.
     pub fn take_pending(&mut self) -> Ledger {
         std::mem::take(&mut self.pending)

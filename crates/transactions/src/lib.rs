@@ -484,6 +484,14 @@ impl ConnectionTurns {
                 self.walk.unseen_message(segment, Some(&mut open.ledger));
                 None
             }
+            (Direction::ClientToServer, Some(open)) => {
+                if let Some((_, end)) = open.response.as_mut() {
+                    *end = (*end).max(now);
+                    open.response_bytes += bytes;
+                    self.walk.unseen_continuation(segment, &mut open.ledger);
+                }
+                None
+            }
             _ => None,
         }
     }

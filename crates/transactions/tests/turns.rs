@@ -395,3 +395,30 @@ fn no_one_waits_for_the_resend_of_an_answer_to_a_goodbye() {
         "{goodbye:?}"
     );
 }
+
+/// The server answers in twelve segments, two per 20 ms round trip, and
+/// the capture misses the middle ten: the client's ACKs of them show the
+/// server sending all along. The time up to each ACK went to the transfer,
+/// and no pause is read into the packets the capture missed.
+#[test]
+fn an_answer_whose_middle_the_capture_missed_was_sent_without_a_pause() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:9000");
+    conn.handshake(&mut trace, 0.0, 20.0);
+    conn.send(&mut trace, Side::Client, 21.0, 100);
+    conn.send(&mut trace, Side::Server, 31.0, 1448);
+    for pair in 0..5 {
+        let at = 41.0 + 20.0 * f64::from(pair);
+        conn.lose(Side::Server, 1448);
+        conn.lose(Side::Server, 1448);
+        conn.ack(&mut trace, Side::Client, at);
+    }
+    conn.send(&mut trace, Side::Server, 131.0, 500);
+    conn.ack(&mut trace, Side::Client, 132.0);
+    let transactions = transactions_of(&trace);
+    assert_eq!(transactions.len(), 1);
+    let ledger = &transactions[0].ledger;
+    assert_eq!(ledger.get(Part::ServerPause), 0.0, "{ledger:?}");
+    assert_eq!(ledger.get(Part::ServerIdle), 0.0, "{ledger:?}");
+    assert!(ledger.get(Part::Transfer) >= 90.0, "{ledger:?}");
+}
