@@ -371,7 +371,8 @@ fn numbered(fwd: &Half, rev: &Half, segment: &Segment) -> Numbered {
 /// New data after a silence of at least a round trip, and packets of its
 /// sender missing just before it (by its IP identification): the sender
 /// had sent this data before and lost it upstream, and a timer resent it
-/// (unless an ACK it acted on at once let it go). With nothing after it, no
+/// (unless an ACK it acted on at once let it go, or it answers what its
+/// peer said meanwhile). With nothing after it, no
 /// duplicate ACK could have asked for it sooner. Data before it may still
 /// be unacknowledged: a receiver holds back its ACK of a lone segment. The connection's silence must fit the timer's
 /// doubling waits for the packets missing; a longer one is a pause of the
@@ -401,6 +402,17 @@ fn resends_an_unseen_tail(
         && now - last_data >= round_trip
         && connection_silent_for <= longest_timer_wait_ns(unseen_before, round_trip)
         && !fwd.release.prompted_by_an_ack(seen, rtts.to_sender())
+        && !answers_the_peer(rev, last_data, now, rtts)
+}
+
+/// The peer said something new (data, or its FIN) after the sender's last
+/// data, and this segment came sooner than a timer could have resent a
+/// first answer lost on its way: reaching the sender took the way to it
+/// and back, and a timer waits at least a round trip more. It is the
+/// sender's answer, seen first time.
+fn answers_the_peer(rev: &Half, last_data_ns: i64, now: i64, rtts: SideRtts) -> bool {
+    let round_trip = rtts.to_sender_ns + rtts.to_receiver_ns;
+    rev.next_seq_ns > last_data_ns && now - rev.next_seq_ns < rtts.to_sender_ns + round_trip
 }
 
 /// Data past a gap in the sequence, from a capture known to drop packets,

@@ -574,3 +574,30 @@ fn a_request_after_an_idle_whose_host_numbered_packets_elsewhere_is_no_resend() 
         Some(tcp::Release::Timer { tail: true })
     );
 }
+
+/// A server answers, and half a minute later the client says goodbye (its
+/// FIN); the server's close message passes the tap as soon as the FIN
+/// could reach the server and its answer come back, one number of its IP
+/// identification missing. It answers the goodbye: no timer resent a copy
+/// lost before. The same message a second later could be such a resend.
+#[test]
+fn an_answer_to_the_peers_goodbye_is_no_resend_of_a_lost_tail() {
+    let answered_at = |at_ms: f64| {
+        let mut trace = Trace::ethernet();
+        let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:443");
+        conn.handshake(&mut trace, 0.0, 60.0);
+        for turn in 0..3 {
+            let asked = 100.0 + 100.0 * f64::from(turn);
+            conn.send(&mut trace, Side::Client, asked, 50);
+            conn.send(&mut trace, Side::Server, asked + 60.0, 900);
+            conn.ack(&mut trace, Side::Client, asked + 61.0);
+        }
+        conn.fin(&mut trace, Side::Client, 31_000.0);
+        conn.lose_packets(Side::Server, 1);
+        conn.send(&mut trace, Side::Server, at_ms, 31);
+        last_release(&trace)
+    };
+    let timer = Some(tcp::Release::Timer { tail: true });
+    assert_ne!(answered_at(31_031.0), timer);
+    assert_eq!(answered_at(32_000.0), timer);
+}
