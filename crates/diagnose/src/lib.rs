@@ -153,12 +153,15 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
         .map_or(0.0, |total| total.cost_ms);
     findings.extend(detectors::structural(inputs, setup_ms, total_ms));
     findings.extend(describe::summary(inputs, &totals));
-    // Among loud findings of a severity, a fault comes before the time
-    // exchanges spend anyway (round trips, the server's work); what is only
-    // worth a word is ranked by its time.
+    // Within a severity, a fault that a person would notice (loud, or a
+    // tenth of a second on some action) comes before the time exchanges
+    // spend anyway (round trips, the server's work) and each side's own
+    // pace; the rest is ranked by its time.
     findings.sort_by(|a, b| {
         let rank = |f: &Finding| {
-            let fault = f.severity > Severity::Info && fault_kinds.contains(&f.kind);
+            let noticed = f.severity > Severity::Info
+                || f.figures.get("worst_action_ms").copied().unwrap_or(0.0) >= rules::NOTICED_MS;
+            let fault = noticed && fault_kinds.contains(&f.kind);
             (f.severity, f.is_failure(), fault)
         };
         rank(b).cmp(&rank(a)).then(b.cost_ms.total_cmp(&a.cost_ms))

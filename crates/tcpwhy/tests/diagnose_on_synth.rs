@@ -323,3 +323,32 @@ fn a_stray_refused_attempt_is_listed_quietly() {
         .expect("the refusal is listed");
     assert_eq!(setup["severity"], "info", "{setup}");
 }
+
+/// A client writes its first request in two pieces, the second held back
+/// until the server's delayed ACK of the first comes 200 ms later (Nagle),
+/// then thinks five seconds before its next request. Once, from timing
+/// alone, the hold is info; but a person would notice it, and it is a
+/// fault: it comes before the client's own pace, though that took longer.
+#[test]
+fn a_noticeable_fault_comes_before_a_sides_own_pace() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:9000");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    conn.send(&mut trace, Side::Client, 10.0, 100);
+    conn.ack(&mut trace, Side::Server, 211.0);
+    conn.send(&mut trace, Side::Client, 212.0, 50);
+    conn.send(&mut trace, Side::Server, 213.0, 500);
+    conn.ack(&mut trace, Side::Client, 214.0);
+    conn.send(&mut trace, Side::Client, 5_214.0, 150);
+    conn.send(&mut trace, Side::Server, 5_216.0, 500);
+    conn.ack(&mut trace, Side::Client, 5_217.0);
+    let capture = written("nagle-then-think", &trace);
+    let findings = common::objects("diagnose", &capture, "finding");
+    std::fs::remove_file(&capture).unwrap();
+    let kinds: Vec<&str> = findings
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"nagle_delayed_ack"), "{kinds:?}");
+    assert!(kinds.contains(&"client_think"), "{kinds:?}");
+}
