@@ -63,6 +63,16 @@ impl Finding {
     pub fn is_failure(&self) -> bool {
         self.kind == FindingKind::ApplicationFailure
     }
+
+    /// Something failed outright: requests, or connection attempts that
+    /// never opened (refused, or never answered).
+    pub fn failed_outright(&self) -> bool {
+        self.is_failure()
+            || self
+                .figures
+                .get("never_opened")
+                .is_some_and(|&attempts| attempts > 0.0)
+    }
 }
 
 /// A title as a sentence: without spaces or separators (`,` `;` `:`) at

@@ -153,8 +153,9 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
         .map_or(0.0, |total| total.cost_ms);
     findings.extend(detectors::structural(inputs, setup_ms, total_ms));
     findings.extend(describe::summary(inputs, &totals));
-    // Within a severity, a fault that a person would notice (loud, or a
-    // tenth of a second on some action) comes before the time exchanges
+    // Within a severity, what failed outright (requests, connections that
+    // never opened) comes first, then a fault that a person would notice
+    // (loud, or a tenth of a second on some action), before the time exchanges
     // spend anyway (round trips, the server's work) and each side's own
     // pace; the rest is ranked by its time.
     findings.sort_by(|a, b| {
@@ -162,7 +163,7 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
             let noticed = f.severity > Severity::Info
                 || f.figures.get("worst_action_ms").copied().unwrap_or(0.0) >= rules::NOTICED_MS;
             let fault = noticed && fault_kinds.contains(&f.kind);
-            (f.severity, f.is_failure(), fault)
+            (f.severity, f.failed_outright(), fault)
         };
         rank(b).cmp(&rank(a)).then(b.cost_ms.total_cmp(&a.cost_ms))
     });

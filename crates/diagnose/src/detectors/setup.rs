@@ -181,6 +181,7 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
     ));
     found.figures.insert("per_action_ms", per_connection);
     found.figures.insert("actions", attempts as f64);
+    found.figures.insert("never_opened", never_opened as f64);
     found.share = (cost / total_ms).min(1.0);
     found.frames = inputs.evidence.frames(&[EventKind::SynRetransmission]);
     found.wireshark_filter = if !retried.is_empty() {
