@@ -36,7 +36,7 @@ fn one_syn_ack_sent_again_is_named_in_the_title() {
     let title = setup_failure_title(&diagnosed("found-one-synack-retry.pcap"));
     assert_eq!(
         title,
-        "1 connection attempt waited for the server's SYN-ACK sent again (after 1.0 s), \
+        "1 connection attempt waited for the server's SYN-ACK sent again (after 1.01 s), \
          all to 10.0.0.1:80"
     );
 }
@@ -46,7 +46,7 @@ fn syn_acks_sent_again_by_two_servers_are_counted_together() {
     let title = setup_failure_title(&diagnosed("found-two-synack-retries.pcap"));
     assert_eq!(
         title,
-        "2 connection attempts waited for the server's SYN-ACK sent again (after 1.0 s)"
+        "2 connection attempts waited for the server's SYN-ACK sent again (after 1.01 s)"
     );
 }
 

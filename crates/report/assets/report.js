@@ -119,7 +119,7 @@ function evidence(f) {
     box.append(link);
   }
   if (f.frames.length) {
-    box.append(document.createTextNode(" frames "));
+    box.append(document.createTextNode(f.frames.length === 1 ? " frame " : " frames "));
     for (const frame of f.frames) {
       const link = el("button", "link frame", String(frame));
       link.addEventListener("click", () => selectConnection(f.example_connection, { scroll: true, frame }));

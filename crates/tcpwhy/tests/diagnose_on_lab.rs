@@ -485,13 +485,18 @@ fn setup_failures_give_the_retry_times_the_unanswered_and_the_load() {
     let expect = &common::manifest("syn_drops")["expect"];
     let top = &findings("syn_drops")[0];
     let title = top["title"].as_str().unwrap();
+    let seconds = |offset: &str| match offset.split_once(' ') {
+        Some((value, "s")) => value.parse::<f64>().unwrap(),
+        Some((value, "ms")) => value.parse::<f64>().unwrap() / 1e3,
+        _ => panic!("{offset:?} in {title}"),
+    };
     let offsets: Vec<f64> = title
         .split("(after ")
         .nth(1)
-        .and_then(|rest| rest.split(" s)").next())
+        .and_then(|rest| rest.split(')').next())
         .unwrap()
         .split(", ")
-        .map(|offset| offset.parse().unwrap())
+        .map(seconds)
         .collect();
     let measured: Vec<f64> = expect["syn_retry_after_s"]
         .as_array()

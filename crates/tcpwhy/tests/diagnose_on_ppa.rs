@@ -106,7 +106,7 @@ const PINNED: [(&str, Expect); 42] = [
         Top(
             "connection_setup_failure",
             "critical",
-            &["(after 3.0, 9.0 s)", "never answered"],
+            &["(after 2.99 s, 9.03 s)", "never answered"],
         ),
     ),
     // tshark: SYNs to the FTP port at 0, 2.9 and 9.0 s, none answered.
@@ -115,7 +115,7 @@ const PINNED: [(&str, Expect); 42] = [
         Top(
             "connection_setup_failure",
             "critical",
-            &["(after 2.9, 9.0 s)", "never answered"],
+            &["(after 2.94 s, 8.98 s)", "never answered"],
         ),
     ),
     // tshark: 7 "previous segment not captured" in a POP3 download, duplicate

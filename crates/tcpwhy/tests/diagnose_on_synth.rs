@@ -125,7 +125,7 @@ fn connections_reset_unanswered_after_a_minute_are_a_setup_failure() {
     let top = &findings[0];
     assert_eq!(top["kind"], "connection_setup_failure", "{findings:#?}");
     assert_eq!(
-        top["title"], "11 connections reset after 60 s without an answer, all to 10.0.0.2:80",
+        top["title"], "11 connections reset after 60.0 s without an answer, all to 10.0.0.2:80",
         "{findings:#?}"
     );
     assert_eq!(top["connections"], 11);

@@ -12,6 +12,7 @@ mod diagnose_on_lab;
 mod diagnose_on_ppa;
 mod diagnose_on_synth;
 mod documented_fields;
+mod evidence_frames;
 mod export_parquet;
 mod flags;
 mod fuzz_corpus;

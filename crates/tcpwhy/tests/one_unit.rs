@@ -7,11 +7,6 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Findings whose text their detector writes with its own figures, not yet
-/// through the formatter: SYN retry times (`after 0.0, 1.0 s`) and the time
-/// failed requests took.
-const OWN_FIGURES: [&str; 2] = ["connection_setup_failure", "application_failure"];
-
 /// Each duration in `text` as written, and as the formatter writes it.
 fn durations(text: &str) -> Vec<(String, String)> {
     let words: Vec<&str> = text.split_whitespace().collect();
@@ -59,7 +54,6 @@ fn book_captures() -> Vec<PathBuf> {
 fn findings_text(capture: &Path) -> Vec<String> {
     let mut texts: Vec<String> = common::objects_read_so_far("diagnose", capture, "finding")
         .iter()
-        .filter(|f| !OWN_FIGURES.contains(&f["kind"].as_str().unwrap()))
         .map(|f| {
             ["title", "explanation", "what_if"]
                 .map(|field| f[field].as_str().unwrap_or_default().to_string())

@@ -241,10 +241,11 @@ fn an_http_error_status_is_a_failure_named_with_its_request_and_frames() {
         .iter()
         .map(ToString::to_string)
         .collect();
-    assert_eq!(
-        frames,
-        tshark(&capture, "http.response.code >= 400", "frame.number", &[])
-    );
+    // The two 403s came on two connections: the evidence is the one named.
+    let named = failure["example_connection"].as_u64().unwrap();
+    let filter = format!("http.response.code >= 400 && tcp.stream == {named}");
+    assert_eq!(frames, tshark(&capture, &filter, "frame.number", &[]));
+    assert_eq!(frames.len(), 1);
     let transactions = common::objects_read_so_far("transactions", &capture, "transaction");
     for t in transactions {
         assert_eq!(t["failure"]["kind"], "http_status");
@@ -274,15 +275,16 @@ fn tls_alerts_and_resets_are_failures_named_as_tshark_names_them() {
         assert!(title.contains(alert.as_str().unwrap()), "{title}");
     }
     let decode_as = ["tcp.port==8081,tls", "tcp.port==8082,tls"];
+    let named = finding["example_connection"].as_u64().unwrap();
     let mut frames = tshark(
         &capture,
-        "http.response.code >= 400 || tls.alert_message",
+        &format!("(http.response.code >= 400 || tls.alert_message) && tcp.stream == {named}"),
         "frame.number",
         &decode_as,
     );
     frames.extend(tshark(
         &capture,
-        "tcp.flags.reset == 1 && tcp.srcport == 8080",
+        &format!("tcp.flags.reset == 1 && tcp.srcport == 8080 && tcp.stream == {named}"),
         "frame.number",
         &[],
     ));

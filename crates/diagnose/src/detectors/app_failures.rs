@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use transactions::{FailureKind, Transaction};
 
-use super::distinct_connections;
+use super::{counted, distinct_connections};
 use crate::rules::{self, EVIDENCE_FRAMES};
-use crate::{Finding, FindingKind, Inputs};
+use crate::{units, Finding, FindingKind, Inputs};
 
 pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
     let failed: Vec<&Transaction> = inputs
@@ -47,6 +47,7 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
     found.example_connection = Some(first.connection);
     let mut frames: Vec<u64> = failed
         .iter()
+        .filter(|t| t.connection == first.connection)
         .filter_map(|t| t.failure.map(|f| f.frame))
         .collect();
     frames.sort_unstable();
@@ -55,11 +56,14 @@ pub fn application_failures(inputs: &Inputs) -> Option<Finding> {
     found.wireshark_filter = wireshark_filter(&kinds);
     found.explanation = explanation(&failed, needed);
     found.fix = fix(&kinds);
+    let (these, they) = match failed.len() {
+        1 => ("this request".to_string(), "it"),
+        count => (format!("these {count} requests"), "they"),
+    };
     found.what_if = format!(
-        "Succeeding, these {} would do what was asked; today the {:.1} ms they took bought \
+        "Succeeding, {these} would do what was asked; today the {} {they} took bought \
          nothing, and a client that tries again pays it twice.",
-        counted(failed.len(), "request"),
-        failed.iter().filter_map(|t| t.duration_ms).sum::<f64>()
+        units::duration(failed.iter().filter_map(|t| t.duration_ms).sum::<f64>())
     );
     for kind in ALL_KINDS {
         let count = kinds.iter().filter(|&&k| k == kind).count();
@@ -302,22 +306,18 @@ fn explanation(failed: &[&Transaction], needed: usize) -> String {
              {pronoun}."
         ));
     }
-    text.push(
-        "However fast they were, these requests did not do what was asked: a failure, not \
-         slowness."
+    text.push(match failed.len() {
+        1 => "However fast it was, this request did not do what was asked: a failure, not \
+              slowness."
             .into(),
-    );
+        _ => "However fast they were, these requests did not do what was asked: a failure, \
+              not slowness."
+            .into(),
+    });
     text.join(" ")
 }
 
 fn fix(kinds: &[FailureKind]) -> String {
     let text: Vec<&str> = kinds_present(kinds).map(|kind| about(kind).fix).collect();
     text.join(" ")
-}
-
-fn counted(count: usize, noun: &str) -> String {
-    match count {
-        1 => format!("1 {noun}"),
-        _ => format!("{count} {noun}s"),
-    }
 }

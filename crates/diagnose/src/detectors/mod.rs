@@ -126,6 +126,14 @@ pub fn limiter(c: &ConnectionSummary, ledger: Option<&ConnectionLedger>) -> [Opt
     })
 }
 
+/// `1 attempt`, `4 attempts`.
+pub(crate) fn counted(count: usize, noun: &str) -> String {
+    match count {
+        1 => format!("1 {noun}"),
+        _ => format!("{count} {noun}s"),
+    }
+}
+
 pub(crate) fn distinct_connections(ids: impl Iterator<Item = u64>) -> u64 {
     crate::charges::distinct(ids)
 }

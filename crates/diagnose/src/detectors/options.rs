@@ -7,6 +7,7 @@
 use tcp::stack::{DEFAULT_MSS_V4, ETHERNET_MSS_V4, ETHERNET_MSS_V6, ETHERNET_MTU};
 use tcp::{ConnectionSummary, DirectionSummary, SynOptions};
 
+use super::counted;
 use crate::rules::{BLACK_HOLE_RESENDS, FULL_SIZE_PERCENT, LARGE_SEGMENT_BYTES};
 use crate::{Finding, FindingKind, Inputs};
 
@@ -223,9 +224,9 @@ pub fn mtu_black_hole(inputs: &Inputs) -> Option<Finding> {
     let mut found = Finding::new(
         FindingKind::MtuBlackHole,
         &format!(
-            "MTU black hole suspected: {} connection(s) sent a {bytes}-byte segment {} times \
+            "MTU black hole suspected: {} sent a {bytes}-byte segment {} times \
              without an ACK while smaller packets got through",
-            stuck.len(),
+            counted(stuck.len(), "connection"),
             resends + 1
         ),
         cost,

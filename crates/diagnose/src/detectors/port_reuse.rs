@@ -7,6 +7,8 @@ use rustc_hash::FxHashMap;
 use tcp::stack::TIME_WAIT_NS;
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind, Role};
 
+use super::counted;
+use crate::units::duration;
 use crate::{median, rules};
 use crate::{Finding, FindingKind, Inputs};
 
@@ -79,25 +81,29 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
     let mut found = Finding::new(
         FindingKind::PortReuse,
         &format!(
-            "{} connections reused a client port a median {after:.0} ms after the previous \
+            "{} reused a client port a median {} after the previous \
              connection on it closed, inside the {holder}'s TIME_WAIT ({time_wait_s} s on Linux); {} \
-             connections to {server} came from {} port(s) ({lowest}-{highest})",
-            reuses.len(),
-            to_server.len(),
-            ports.len()
+             to {server} came from {} ({lowest}-{highest})",
+            counted(reuses.len(), "connection"),
+            duration(after),
+            counted(to_server.len(), "connection"),
+            counted(ports.len(), "port")
         ),
         0.0,
     );
     found.connections = reuses.len() as u64;
     found.example_connection = Some(example.later.id);
-    found.frames = inputs.evidence.frames(&[EventKind::ReusedPorts]);
+    found.frames = inputs
+        .evidence
+        .frames_on(example.later.id, &[EventKind::ReusedPorts]);
     found.wireshark_filter = "tcp.analysis.reused_ports".into();
     found.explanation = format!(
         "The {holder} closed first, so it keeps each 4-tuple in TIME_WAIT for {time_wait_s} s (Linux; \
          120 to 240 s on Windows), yet the client opened a new connection on the same port \
-         {after:.0} ms later: it has too few ephemeral ports for the connections it opens (a \
+         {} later: it has too few ephemeral ports for the connections it opens (a \
          narrow ip_local_port_range, or an SNAT pool shared by many hosts), and it opens one \
          connection per request. {}",
+        duration(after),
         if troubled.is_empty() {
             "Here every such SYN was accepted, but a SYN that meets TIME_WAIT can be answered \
              by an old ACK and a reset, and then waits a 1 s SYN retry; once the ports run out, \
@@ -105,9 +111,10 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
                 .to_string()
         } else {
             format!(
-                "{} of these SYNs went unanswered, were refused or were sent again: the \
-                 symptom of port exhaustion.",
-                troubled.len()
+                "{} of these SYNs went unanswered, {} refused or sent again: the symptom of \
+                 port exhaustion.",
+                troubled.len(),
+                if troubled.len() == 1 { "was" } else { "were" }
             )
         }
     );
@@ -117,10 +124,12 @@ pub fn port_reuse(inputs: &Inputs) -> Option<Finding> {
          addresses to the SNAT pool, or let the client close first."
     );
     found.what_if = format!(
-        "With connections kept open, these {} handshakes ({:.1} ms in all) and the risk of \
-         refused SYNs would go.",
-        reuses.len(),
-        handshakes_ms
+        "With connections kept open, {} ({} in all) and the risk of refused SYNs would go.",
+        match reuses.len() {
+            1 => "this handshake".to_string(),
+            count => format!("these {count} handshakes"),
+        },
+        duration(handshakes_ms)
     );
     if troubled.is_empty() {
         found.suspected = Some(

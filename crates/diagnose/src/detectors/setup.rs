@@ -4,10 +4,12 @@
 
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind};
 
+use super::counted;
 use crate::median;
 use crate::rules::{
     self, GAVE_UP_AFTER_MS, LOAD_ATTEMPTS, LOAD_BUSY_FAILED_SHARE, LOAD_QUIET_ATTEMPTS,
 };
+use crate::units::duration;
 use crate::{Finding, FindingKind, Inputs, Severity};
 
 /// What went wrong with one connection's setup, if anything.
@@ -127,14 +129,14 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
     let mut clauses = Vec::new();
     if let Some(c) = most_retried {
         clauses.push(format!(
-            "{} waited for SYN retries (after {} s)",
+            "{} waited for SYN retries (after {})",
             counted(retried.len(), "connection attempt"),
             retry_offsets(c)
         ));
     }
     if let Some(c) = syn_ack_resent.first() {
         clauses.push(format!(
-            "{} waited for the server's SYN-ACK sent again (after {} s)",
+            "{} waited for the server's SYN-ACK sent again (after {})",
             counted(syn_ack_resent.len(), "connection attempt"),
             syn_ack_offset(c)
         ));
@@ -150,9 +152,9 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
     }
     if !resets.is_empty() {
         clauses.push(format!(
-            "{} reset after {:.0} s without an answer",
+            "{} reset after {} without an answer",
             counted(resets.len(), "connection"),
-            median(resets.clone()) / 1e3
+            duration(median(resets.clone()))
         ));
     }
     if let Some(load) = &load {
@@ -165,10 +167,11 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
     let title = clauses.join("; ") + &culprit(&troubled);
     let mut found = Finding::new(FindingKind::ConnectionSetupFailure, &title, cost);
     found.connections = troubled.len() as u64;
-    found.example_connection = most_retried
+    let example = most_retried
         .or(syn_ack_resent.first())
-        .map(|c| c.id)
-        .or(troubled.first().map(|(c, _)| c.id));
+        .copied()
+        .unwrap_or(troubled[0].0);
+    found.example_connection = Some(example.id);
     let per_connection = cost / troubled.len() as f64;
     let attempts = troubled.len() as u64;
     let never_opened = troubled
@@ -183,7 +186,9 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
     found.figures.insert("actions", attempts as f64);
     found.figures.insert("never_opened", never_opened as f64);
     found.share = (cost / total_ms).min(1.0);
-    found.frames = inputs.evidence.frames(&[EventKind::SynRetransmission]);
+    found.frames = inputs
+        .evidence
+        .frames_on(example.id, &[EventKind::SynRetransmission]);
     found.wireshark_filter = if !retried.is_empty() {
         "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.analysis.retransmission".into()
     } else if !syn_ack_resent.is_empty() {
@@ -192,7 +197,7 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         "tcp.flags.reset == 1 || (tcp.flags.syn == 1 && tcp.flags.ack == 0)".into()
     };
     found.explanation = explanation(
-        &retried,
+        most_retried.copied(),
         &syn_ack_resent,
         of(Trouble::Refused).count(),
         &resets,
@@ -203,33 +208,36 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         firewalls and load balancers, for SNAT port exhaustion, and for idle or connect \
         timeouts on proxies that reset waiting connections."
         .into();
+    let these = match troubled.len() {
+        1 => "this connection",
+        _ => "these connections",
+    };
     found.what_if = if waits.is_empty() {
         format!(
-            "Answered at once, these connections would save {:.1} s of waiting.",
-            cost / 1e3
+            "Answered at once, {these} would save {} of waiting.",
+            duration(cost)
         )
     } else {
         format!(
-            "Answered at once, these connections would open in one round trip instead of a \
-             median {:.1} s.",
-            median(waits) / 1e3
+            "Answered at once, {these} would open in one round trip instead of a median {}.",
+            duration(median(waits))
         )
     };
     Some(found)
 }
 
 fn explanation(
-    retried: &[&ConnectionSummary],
+    most_retried: Option<&ConnectionSummary>,
     syn_ack_resent: &[&ConnectionSummary],
     refused: usize,
     resets: &[f64],
     load: Option<&Load>,
 ) -> String {
     let mut text = String::new();
-    if let Some(c) = retried.first() {
+    if let Some(c) = most_retried {
         text += &format!(
             "The client's SYNs went unanswered, so it waited a retransmission timeout before \
-             each new try (connection {}: after {} s). SYNs are lost when the server's listen \
+             each new try (connection {}: after {}). SYNs are lost when the server's listen \
              queue is full, a firewall or load balancer drops them, or SNAT runs out of ports.",
             c.id,
             retry_offsets(c)
@@ -238,7 +246,7 @@ fn explanation(
     if let Some(c) = syn_ack_resent.first() {
         text += &format!(
             " The server's SYN-ACK went unacknowledged, so it sent it again after a \
-             retransmission timeout (connection {}: after {} s): the SYN-ACK was lost on its \
+             retransmission timeout (connection {}: after {}): the SYN-ACK was lost on its \
              way to the client, or the client's ACK on its way back.",
             c.id,
             syn_ack_offset(c)
@@ -253,14 +261,14 @@ fn explanation(
     }
     if !resets.is_empty() {
         text += &format!(
-            " {} reset after a median {:.1} s without a byte from the server: \
+            " {} reset after a median {} without a byte from the server: \
              something on the way (a proxy, a load balancer, the server's own timeout) gave up \
              waiting.",
             match resets.len() {
                 1 => "1 connection was".to_string(),
                 n => format!("{n} connections were"),
             },
-            median(resets.to_vec()) / 1e3
+            duration(median(resets.to_vec()))
         );
     }
     if let Some(load) = load {
@@ -350,14 +358,6 @@ fn failures_against_load(connections: &[ConnectionSummary]) -> Option<Load> {
     })
 }
 
-/// `1 attempt`, `4 attempts`.
-fn counted(count: usize, noun: &str) -> String {
-    match count {
-        1 => format!("1 {noun}"),
-        _ => format!("{count} {noun}s"),
-    }
-}
-
 /// SYN to SYN-ACK for an answered connection; first to last packet otherwise.
 fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
     let handshake = &connection.handshake;
@@ -366,22 +366,22 @@ fn setup_wait_ms(connection: &ConnectionSummary) -> f64 {
     (end - syn) as f64 / 1e6
 }
 
-/// When the server's SYN-ACK was last sent again, in seconds after its first.
+/// When the server's SYN-ACK was last sent again, after its first.
 fn syn_ack_offset(connection: &ConnectionSummary) -> String {
     let handshake = &connection.handshake;
     let first = handshake.syn_ack_ns.unwrap_or(connection.first_ns);
     let answered = handshake.ack_ns.unwrap_or(connection.last_ns);
-    format!("{:.1}", (answered - first) as f64 / 1e9)
+    duration((answered - first) as f64 / 1e6)
 }
 
-/// When each SYN was sent again, in seconds after the first: `1.0, 3.0, 7.1`.
+/// When each SYN was sent again, after the first: `1.00 s, 3.00 s, 7.10 s`.
 fn retry_offsets(connection: &ConnectionSummary) -> String {
     let syn = connection.handshake.syn_ns.unwrap_or(connection.first_ns);
     let offsets: Vec<String> = connection
         .handshake
         .syn_retries_ns
         .iter()
-        .map(|at| format!("{:.1}", (at - syn) as f64 / 1e9))
+        .map(|at| duration((at - syn) as f64 / 1e6))
         .collect();
     offsets.join(", ")
 }

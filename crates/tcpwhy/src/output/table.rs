@@ -336,7 +336,8 @@ pub fn findings(out: &mut impl Write, analysis: &Analysis, style: &Style) -> io:
         }
         if !f.frames.is_empty() {
             let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
-            evidence.push(format!("frames {}", frames.join(", ")));
+            let noun = if frames.len() == 1 { "frame" } else { "frames" };
+            evidence.push(format!("{noun} {}", frames.join(", ")));
         }
         // A filter is copied whole into Wireshark: it is never wrapped.
         let lines = [
