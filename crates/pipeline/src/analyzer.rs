@@ -256,6 +256,7 @@ fn count_segment(timeline: &mut Timeline, segment: &Segment, view: &SegmentView)
 fn count_event(timeline: &mut Timeline, event: &Event) {
     let series = match event.kind {
         EventKind::Retransmission
+        | EventKind::SynRetransmission
         | EventKind::FastRetransmission
         | EventKind::SpuriousRetransmission => Series::Retransmissions,
         EventKind::LostSegment => Series::LostSegments,

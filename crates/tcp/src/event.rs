@@ -32,7 +32,8 @@ impl Direction {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
-    /// Data (or SYN/FIN) sent again, not prompted by duplicate ACKs.
+    /// Data (or a FIN) sent again, not prompted by duplicate ACKs. A SYN
+    /// or SYN-ACK sent again is reported as a `SynRetransmission` only.
     Retransmission,
     /// A retransmission within 20 ms of the second duplicate ACK asking for
     /// it; also (unlike Wireshark, which reads it as out-of-order) data the
@@ -126,13 +127,17 @@ impl EventSet {
             || self.has(EventKind::SpuriousRetransmission)
     }
 
+    /// The kinds the segment is reported as, each a different fact: a SYN
+    /// sent again is a `syn_retransmission`, not also a `retransmission`
+    /// (Wireshark's `tcp.analysis.retransmission` covers both, as it covers
+    /// fast retransmissions, which are likewise one event).
     pub fn kinds(self) -> impl Iterator<Item = EventKind> {
         // Most segments raise nothing: then there is nothing to look through.
         let candidates: &[EventKind] = if self.0 == 0 { &[] } else { &ALL_KINDS };
-        candidates
-            .iter()
-            .copied()
-            .filter(move |&kind| self.has(kind))
+        let syn_retry = self.has(EventKind::SynRetransmission);
+        candidates.iter().copied().filter(move |&kind| {
+            self.has(kind) && !(syn_retry && kind == EventKind::Retransmission)
+        })
     }
 }
 

@@ -230,6 +230,10 @@ fn syn_retries_are_timed_and_an_unanswered_connection_is_s0() {
             .count(),
         3
     );
+    assert!(
+        events.iter().all(|e| e.kind != EventKind::Retransmission),
+        "a SYN sent again is one event, not also a retransmission"
+    );
 }
 
 #[test]

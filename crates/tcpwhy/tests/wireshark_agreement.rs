@@ -12,7 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The categories compared, with the tshark fields that make up each.
+/// The categories compared, with the tshark fields that make up each. A SYN
+/// or SYN-ACK sent again is one event of ours, `syn_retransmission`, which
+/// tshark flags `tcp.analysis.retransmission`.
 const CATEGORIES: [(&str, &[&str]); 5] = [
     (
         "retransmission",
@@ -156,9 +158,10 @@ fn resend_of_seen_bytes(theirs: &Flags, ours: &Flags, frame: u64, frames: &[Data
 
 fn category_of(kind: &str) -> Option<&'static str> {
     match kind {
-        "retransmission" | "fast_retransmission" | "spurious_retransmission" => {
-            Some("retransmission")
-        }
+        "retransmission"
+        | "syn_retransmission"
+        | "fast_retransmission"
+        | "spurious_retransmission" => Some("retransmission"),
         "duplicate_ack" => Some("duplicate_ack"),
         "zero_window" => Some("zero_window"),
         "lost_segment" => Some("lost_segment"),
