@@ -60,7 +60,7 @@ const PINNED: [(&str, Expect); 42] = [
         Top(
             "packet_loss",
             "info",
-            &["1 segment resent", "lost upstream"],
+            &["1 data segment resent", "lost upstream"],
         ),
     ),
     // tshark: 9 connections to 203.0.113.94:80 get nothing back (0 bytes),

@@ -26,11 +26,13 @@ impl LossCounts {
         }
     }
 
-    /// "3 segments resent (0.3% of 1073 packets) and 6 handshakes retried"
+    /// "3 data segments resent (0.3% of 1073 packets) and 6 handshakes
+    /// retried": data sent again because it was lost, not every segment
+    /// sent again (SYNs, FINs and needless resends are left out).
     fn resends(&self) -> String {
         let mut text = format!(
             "{} resent ({:.1}% of {} packets)",
-            count(self.resent, "segment"),
+            count(self.resent, "data segment"),
             100.0 * self.resent as f64 / self.packets.max(1) as f64,
             self.packets
         );
