@@ -75,15 +75,6 @@ fn endpoints_by_frame(file: &Path) -> HashMap<u64, [String; 2]> {
         .collect()
 }
 
-fn frames_of(finding: &Value) -> Vec<u64> {
-    finding["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|frame| frame.as_u64().unwrap())
-        .collect()
-}
-
 /// The cited frames of `finding` that are not its example connection's.
 fn foreign_frames(
     finding: &Value,
@@ -97,7 +88,7 @@ fn foreign_frames(
     ends.sort();
     let span =
         connection["first_frame"].as_u64().unwrap()..=connection["last_frame"].as_u64().unwrap();
-    frames_of(finding)
+    common::frames_of(finding)
         .into_iter()
         .filter(|frame| !(span.contains(frame) && endpoints.get(frame) == Some(&ends)))
         .collect()
@@ -111,7 +102,7 @@ fn every_cited_frame_belongs_to_the_connection_the_finding_names() {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let findings: Vec<Value> = common::usable_objects("diagnose", &file, "finding")
             .into_iter()
-            .filter(|f| f["example_connection"].is_u64() && !frames_of(f).is_empty())
+            .filter(|f| f["example_connection"].is_u64() && !common::frames_of(f).is_empty())
             .collect();
         if findings.is_empty() {
             continue;

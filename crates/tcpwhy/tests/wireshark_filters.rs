@@ -109,15 +109,6 @@ fn filters_of(findings: &[Value]) -> Vec<String> {
         .collect()
 }
 
-fn frames_of(finding: &Value) -> Vec<u64> {
-    finding["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|frame| frame.as_u64().unwrap())
-        .collect()
-}
-
 /// What is wrong with one finding's filter, if anything.
 fn check(file: &Path, finding: &Value, shown_in: &BTreeMap<u64, u64>) -> Option<String> {
     let filter = finding["wireshark_filter"].as_str().unwrap();
@@ -128,7 +119,7 @@ fn check(file: &Path, finding: &Value, shown_in: &BTreeMap<u64, u64>) -> Option<
     if selected.is_empty() {
         return Some(format!("{filter:?} selects no frame"));
     }
-    let missed: Vec<u64> = frames_of(finding)
+    let missed: Vec<u64> = common::frames_of(finding)
         .into_iter()
         .filter(|frame| {
             let whole_message = shown_in.get(frame).unwrap_or(frame);

@@ -145,7 +145,17 @@ fn skipped_reasons(skipped: &SkipCounts) -> String {
 
 /// What the frames without TCP held, to end a sentence: "; they hold 3 UDP, 1 ARP".
 fn holding(other: &OtherTraffic) -> String {
-    let held: Vec<String> = [
+    let held = other_traffic(other);
+    if held.is_empty() {
+        String::new()
+    } else {
+        format!("; they hold {}", held.join(", "))
+    }
+}
+
+/// Each kind of frame without TCP a capture held, counted: "3 UDP", "1 ARP".
+pub fn other_traffic(other: &OtherTraffic) -> Vec<String> {
+    [
         (other.udp, "UDP"),
         (other.icmp, "ICMP"),
         (other.arp, "ARP"),
@@ -154,12 +164,7 @@ fn holding(other: &OtherTraffic) -> String {
     .iter()
     .filter(|(count, _)| *count > 0)
     .map(|(count, what)| format!("{count} {what}"))
-    .collect();
-    if held.is_empty() {
-        String::new()
-    } else {
-        format!("; they hold {}", held.join(", "))
-    }
+    .collect()
 }
 
 fn plural(count: u64, noun: &str) -> String {

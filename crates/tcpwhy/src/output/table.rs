@@ -448,16 +448,7 @@ pub fn other_traffic_note(counts: &Counts) -> Option<String> {
     if counts.tcp_segments == 0 || !little {
         return None;
     }
-    let parts: Vec<String> = [
-        (other.udp, "UDP"),
-        (other.icmp, "ICMP"),
-        (other.arp, "ARP"),
-        (other.other, "other"),
-    ]
-    .iter()
-    .filter(|(count, _)| *count > 0)
-    .map(|(count, what)| format!("{count} {what}"))
-    .collect();
+    let parts = super::notes::other_traffic(other);
     let holds = if parts.is_empty() {
         String::new()
     } else {

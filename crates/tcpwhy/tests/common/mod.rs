@@ -205,3 +205,13 @@ fn handles(pid: u32, signal: i32) -> bool {
         .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
         .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
 }
+
+/// The frames a finding cites.
+pub fn frames_of(finding: &Value) -> Vec<u64> {
+    finding["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|frame| frame.as_u64().unwrap())
+        .collect()
+}
