@@ -7,7 +7,8 @@
 //! outstation answers: a master's confirm of an unsolicited response, and
 //! the functions named "no response", ask for nothing.
 
-use super::{Asks, Completed, Framing, Step};
+use super::headed::{Headed, HeaderThenBody};
+use super::{Asks, Step};
 
 const START: [u8; 2] = [0x05, 0x64];
 const HEADER_LEN: usize = 10;
@@ -29,72 +30,51 @@ pub fn starts(first: &[u8]) -> bool {
 /// One direction's frames.
 #[derive(Debug)]
 pub struct Frames {
+    reader: HeaderThenBody<HEADER_LEN>,
+    side: Side,
+}
+
+/// Who sends the frames, and what the frame being read asks for, once its
+/// function code is read.
+#[derive(Debug)]
+struct Side {
     client: bool,
-    header: [u8; HEADER_LEN],
-    have: usize,
-    /// The frame's bytes after its header still to come.
-    body_left: usize,
-    /// What the frame being read asks for, once its function code is read.
     frame_asks: Asks,
-    completed: Completed,
 }
 
 impl Frames {
     pub fn new(client: bool) -> Self {
         Frames {
-            client,
-            header: [0; HEADER_LEN],
-            have: 0,
-            body_left: 0,
-            frame_asks: Asks::Unknown,
-            completed: Completed::default(),
+            reader: HeaderThenBody::new(),
+            side: Side {
+                client,
+                frame_asks: Asks::Unknown,
+            },
         }
     }
 
     pub fn asks(&self) -> Option<Asks> {
-        self.completed.0
+        self.reader.asks()
     }
 
     pub fn take(&mut self, captured: &[u8], len: usize) -> Step {
-        self.completed = Completed::default();
-        let mut at = 0;
-        while at < len {
-            if self.body_left > 0 {
-                let skipped = self.body_left.min(len - at);
-                self.body_left -= skipped;
-                at += skipped;
-                if self.body_left == 0 {
-                    self.end_frame();
-                }
-                continue;
-            }
-            let available = captured.get(at..len.min(captured.len())).unwrap_or(&[]);
-            if available.is_empty() {
-                return Step::Lost;
-            }
-            let taken = (HEADER_LEN - self.have).min(available.len());
-            self.header[self.have..self.have + taken].copy_from_slice(&available[..taken]);
-            self.have += taken;
-            at += taken;
-            if self.have < HEADER_LEN {
-                continue;
-            }
-            let Some(body_len) = body_len(&self.header) else {
-                return Step::Lost;
-            };
-            self.body_left = body_len;
-            self.frame_asks = self.asks_of(captured.get(at..).unwrap_or_default());
-            if body_len == 0 {
-                self.end_frame();
-            }
-        }
-        Step::Framed(if self.have == 0 && self.body_left == 0 {
-            Framing::Complete
-        } else {
-            Framing::Unfinished
-        })
+        self.reader.take(captured, len, &mut self.side)
+    }
+}
+
+impl Headed<HEADER_LEN> for Side {
+    fn body_len(&mut self, header: &[u8; HEADER_LEN], body: &[u8]) -> Option<u64> {
+        let len = body_len(header)?;
+        self.frame_asks = self.asks_of(body);
+        Some(len as u64)
     }
 
+    fn asks(&self, _header: &[u8; HEADER_LEN]) -> Asks {
+        self.frame_asks
+    }
+}
+
+impl Side {
     /// What a frame whose user data begins with `data` asks of the other
     /// side: only a master's first frame of a message says.
     fn asks_of(&self, data: &[u8]) -> Asks {
@@ -109,11 +89,6 @@ impl Frames {
             }
             _ => Asks::Unknown,
         }
-    }
-
-    fn end_frame(&mut self) {
-        self.completed.note(self.frame_asks);
-        self.have = 0;
     }
 }
 
@@ -130,6 +105,7 @@ fn body_len(header: &[u8; HEADER_LEN]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framing::Framing;
 
     /// A master's confirm of an unsolicited response, as a capture holds it.
     const CONFIRM: [u8; 15] = [

@@ -15,6 +15,7 @@
 //! master's confirm or an empty ISO transport data unit does not).
 
 mod dnp3;
+mod headed;
 mod http;
 mod lengths;
 mod memcached;

@@ -3,7 +3,8 @@
 //! application in its ALPN extension (RFC 7301): HTTP's requests each ask
 //! for an answer, which encrypted records alone cannot show.
 
-use super::{Asks, Completed, Framing, Step};
+use super::headed::{Headed, HeaderThenBody};
+use super::{Asks, Step};
 
 const CHANGE_CIPHER_SPEC: u8 = 20;
 const ALERT: u8 = 21;
@@ -29,11 +30,14 @@ fn is_record_header(header: &[u8]) -> bool {
 /// One direction's records.
 #[derive(Debug)]
 pub struct Records {
+    reader: HeaderThenBody<HEADER_LEN>,
+    side: Side,
+}
+
+/// Who sends the records, and what the client's hello said.
+#[derive(Debug)]
+struct Side {
     client: bool,
-    header: [u8; HEADER_LEN],
-    have: usize,
-    body_left: u64,
-    completed: Completed,
     /// The client's hello named HTTP: its application data are requests.
     speaks_http: bool,
 }
@@ -41,75 +45,46 @@ pub struct Records {
 impl Records {
     pub fn new(client: bool) -> Self {
         Records {
-            client,
-            header: [0; HEADER_LEN],
-            have: 0,
-            body_left: 0,
-            completed: Completed::default(),
-            speaks_http: false,
+            reader: HeaderThenBody::new(),
+            side: Side {
+                client,
+                speaks_http: false,
+            },
         }
     }
 
     pub fn asks(&self) -> Option<Asks> {
-        self.completed.0
+        self.reader.asks()
     }
 
     pub fn take(&mut self, captured: &[u8], len: usize) -> Step {
-        self.completed = Completed::default();
-        let mut at = 0;
-        while at < len {
-            if self.body_left > 0 {
-                let skipped = self.body_left.min((len - at) as u64);
-                self.body_left -= skipped;
-                at += skipped as usize;
-                if self.body_left == 0 {
-                    self.end_record();
-                }
-                continue;
-            }
-            let available = captured.get(at..len.min(captured.len())).unwrap_or(&[]);
-            if available.is_empty() {
-                return Step::Lost;
-            }
-            let taken = (HEADER_LEN - self.have).min(available.len());
-            self.header[self.have..self.have + taken].copy_from_slice(&available[..taken]);
-            self.have += taken;
-            at += taken;
-            if self.have < HEADER_LEN {
-                continue;
-            }
-            if !is_record_header(&self.header) {
-                return Step::Lost;
-            }
-            self.body_left = u64::from(u16::from_be_bytes([self.header[3], self.header[4]]));
-            if self.body_left > LONGEST_BODY {
-                return Step::Lost;
-            }
-            if self.client && self.header[0] == HANDSHAKE {
-                let body = captured.get(at..).unwrap_or_default();
-                self.speaks_http |= names_http(body);
-            }
-            if self.body_left == 0 {
-                self.end_record();
-            }
+        self.reader.take(captured, len, &mut self.side)
+    }
+}
+
+impl Headed<HEADER_LEN> for Side {
+    fn body_len(&mut self, header: &[u8; HEADER_LEN], body: &[u8]) -> Option<u64> {
+        if !is_record_header(header) {
+            return None;
         }
-        Step::Framed(if self.have == 0 && self.body_left == 0 {
-            Framing::Complete
-        } else {
-            Framing::Unfinished
-        })
+        let len = u64::from(u16::from_be_bytes([header[3], header[4]]));
+        if len > LONGEST_BODY {
+            return None;
+        }
+        if self.client && header[0] == HANDSHAKE {
+            self.speaks_http |= names_http(body);
+        }
+        Some(len)
     }
 
-    fn end_record(&mut self) {
-        let asks = match self.header[0] {
+    fn asks(&self, header: &[u8; HEADER_LEN]) -> Asks {
+        match header[0] {
             _ if !self.client => Asks::Nothing,
             ALERT => Asks::Nothing,
             HANDSHAKE | CHANGE_CIPHER_SPEC | HEARTBEAT => Asks::Answer,
             _ if self.speaks_http => Asks::Answer,
             _ => Asks::Unknown,
-        };
-        self.completed.note(asks);
-        self.have = 0;
+        }
     }
 }
 
@@ -181,6 +156,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framing::Framing;
 
     /// A client hello offering `names` by ALPN, as a record.
     fn client_hello(names: &[&[u8]]) -> Vec<u8> {
