@@ -6,20 +6,10 @@
 use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-
-fn capture_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(synth::shared_captures("ppa"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
-    files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap"));
-    files
-}
 
 /// `10.0.0.1:80`, or `[2001:db8::1]:80`, as tcpwhy writes an endpoint.
 fn endpoint(ip: &str, port: &str) -> String {
@@ -98,7 +88,7 @@ fn foreign_frames(
 fn every_cited_frame_belongs_to_the_connection_the_finding_names() {
     let mut wrong = Vec::new();
     let mut checked: BTreeMap<String, usize> = BTreeMap::new();
-    for file in capture_files() {
+    for file in common::book_captures_and_demo() {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let findings: Vec<Value> = common::usable_objects("diagnose", &file, "finding")
             .into_iter()

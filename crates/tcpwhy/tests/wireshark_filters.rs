@@ -5,21 +5,10 @@
 use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-
-/// The book's captures beside the checkout, and the demo the project ships.
-fn capture_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(synth::shared_captures("ppa"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
-    files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap"));
-    files
-}
 
 fn tshark(file: &Path, args: &[&str]) -> std::process::Output {
     Command::new("tshark")
@@ -133,7 +122,7 @@ fn check(file: &Path, finding: &Value, shown_in: &BTreeMap<u64, u64>) -> Option<
 fn every_printed_filter_parses_in_tshark_and_selects_the_frames_cited() {
     let mut wrong = Vec::new();
     let mut checked = 0;
-    for file in capture_files() {
+    for file in common::book_captures_and_demo() {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let findings = common::usable_objects("diagnose", &file, "finding");
         let filters = filters_of(&findings);

@@ -215,3 +215,14 @@ pub fn frames_of(finding: &Value) -> Vec<u64> {
         .map(|frame| frame.as_u64().unwrap())
         .collect()
 }
+
+/// The book's captures beside the checkout, and the demo the project ships.
+pub fn book_captures_and_demo() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(synth::shared_captures("ppa"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap"));
+    files
+}
