@@ -15,10 +15,10 @@ import sys
 from collections import defaultdict
 
 # Each stage's entry functions, by the end of their path: the crates moved
-# between modules over time (tcpwhy::pipeline became pipeline), the
-# functions kept their names.
+# between modules over time (tcpwhy::pipeline became pipeline, its reader
+# moved to pipeline::threads), the functions kept their names.
 STAGES = [
-    ("read and decode", [r"pipeline::read"]),
+    ("read and decode", [r"pipeline::(threads::)?read"]),
     ("tracker", [r"Tracker::process", r"Tracker::finish(_all)?", r"Tracker::drain_events"]),
     ("transactions and ledger", [r"transactions::Builder::observe", r"transactions::Builder::finish"]),
     ("timeline", [r"timeline::Timeline::\w+"]),
@@ -84,7 +84,12 @@ def main():
             if pattern.search(name):
                 print(f"{cost / packets:12.1f}  {name}")
         return
-    for stage, cost in stage_costs(costs) + [("whole run", total)]:
+    stages = stage_costs(costs)
+    missing = [stage for stage, cost in stages if cost == 0]
+    if missing:
+        sys.exit(f"callgrind-stages: no entry function of {', '.join(missing)} in {path}; "
+                 "find the new names with --functions and add them to STAGES")
+    for stage, cost in stages + [("whole run", total)]:
         print(f"{stage}\t{cost / packets:.0f}")
 
 

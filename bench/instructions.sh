@@ -31,7 +31,11 @@ if [ ! -f "$slice" ]; then
   if [ ! -f "$source" ]; then
     # The same traffic as the bench capture, with enough of each kind for the slice.
     source=$out/slice-source.pcap
-    [ -f "$source" ] || bench/make-capture.sh "$source" 160 10000 >&2
+    # A busy machine can drop packets while recording; the script then makes
+    # no capture, and a second or third recording usually has none.
+    for attempt in 1 2 3; do
+      [ -f "$source" ] || bench/make-capture.sh "$source" 160 10000 >&2 || [ "$attempt" -lt 3 ]
+    done
   fi
   tcpdump -r "$source" -w "$slice.bulk" -c "$packets_each" 'tcp port 5001' 2>/dev/null
   tcpdump -r "$source" -w "$slice.short" -c "$packets_each" 'tcp port 8080' 2>/dev/null

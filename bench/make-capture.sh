@@ -41,7 +41,7 @@ cleanup() {
     [ -z "$pids" ] || kill $pids 2>/dev/null || true
     ip netns del "$ns" 2>/dev/null || true
   done
-  [ -z "${tmp:-}" ] || rm -f "$tmp" "$tmp.log"
+  [ -z "${tmp:-}" ] || rm -f "$tmp" "$tmp.log" "$beside_out"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -72,8 +72,12 @@ if [ "$loss_percent" != 0 ]; then
 fi
 
 mkdir -p "$(dirname "$out")"
-# Written beside OUT and renamed at the end: a reader of an older OUT keeps it.
-tmp=$out.partial.$$
+# Recorded in memory: tcpdump drops packets when the disk cannot keep up.
+# Then copied beside OUT and renamed: a reader of an older OUT keeps it.
+recording_dir=/dev/shm
+[ -d "$recording_dir" ] && [ -w "$recording_dir" ] || recording_dir=$(dirname "$out")
+tmp=$recording_dir/twbench.$$.pcap
+beside_out=$out.partial.$$
 ip netns exec "$server" python3 "$here/traffic.py" server "$server_ip" &
 server_pid=$!
 ip netns exec "$client" tcpdump -q -i "$client_if" -s 0 -B 65536 -w "$tmp" tcp 2>"$tmp.log" &
@@ -102,8 +106,9 @@ fi
 connections_seen=$(tcpdump -nr "$tmp" 'tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn' 2>/dev/null |
   awk '{match($0, /seq [0-9]+/); print $3, $5, substr($0, RSTART, RLENGTH)}' | sort -u | wc -l)
 packets=$(capinfos -c -M "$tmp" | awk -F: '/Number of packets/ {gsub(/ /, "", $2); print $2}')
-mv "$tmp" "$out"
-rm -f "$tmp.log"
+cp "$tmp" "$beside_out"
+mv "$beside_out" "$out"
+rm -f "$tmp" "$tmp.log"
 echo "made $out: $(stat -c %s "$out" | awk '{printf "%.0f MB", $1 / 1e6}'), $packets packets," \
   "$connections_seen connections ($bulk_mb MB upload, $connections short), no drops;" \
   "traffic took $traffic_s s, all $(( $(date +%s) - ${started%.*} )) s"
