@@ -126,6 +126,8 @@ struct Open {
     /// say whether the response was unfinished (ms): the client's reaction
     /// to its end tells whether it waited through them.
     unframed_server_pause_ms: f64,
+    /// The server's first pause in its response.
+    opening_pause: OpeningPause,
     /// Where the request's data ended, in the client's sequence space.
     request_end_seq: Option<u32>,
     /// The response's first segment that brought the client data was read:
@@ -138,6 +140,57 @@ struct Open {
     client_moved: Option<Move>,
     server_closed_ns: Option<i64>,
     client_closed_ns: Option<i64>,
+}
+
+/// The server's first pause in its response, and what it sent in one go
+/// before it and after it (until it paused again).
+#[derive(Debug, Clone, Copy, Default)]
+struct OpeningPause {
+    before: Burst,
+    ms: f64,
+    after: Burst,
+    ended: bool,
+}
+
+/// Segments sent in one go, and their bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Burst {
+    segments: u32,
+    bytes: u64,
+}
+
+impl Burst {
+    fn add(&mut self, bytes: u32) {
+        self.segments += 1;
+        self.bytes += u64::from(bytes);
+    }
+}
+
+impl OpeningPause {
+    /// Counts a segment of `bytes` sent `paused_ms` after the one before
+    /// it; a gap shorter than a host takes to act is no pause of its
+    /// application.
+    fn note(&mut self, bytes: u32, paused_ms: f64) {
+        let paused = paused_ms * 1e6 > tcp::stack::HOST_REACTION_NS as f64;
+        match (self.ms > 0.0, paused) {
+            _ if self.ended => {}
+            (false, true) if self.before.segments > 0 => {
+                self.ms = paused_ms;
+                self.after.add(bytes);
+            }
+            (false, _) => self.before.add(bytes),
+            (true, false) => self.after.add(bytes),
+            (true, true) => self.ended = true,
+        }
+    }
+
+    /// After the pause the server wrote more than a segment holds, and more
+    /// than it had sent before: the body of its answer, where before it had
+    /// sent what comes first (a header, or what its TLS or HTTP/2 library
+    /// sends by itself). It was still making its answer.
+    fn came_before_the_answer(&self) -> bool {
+        self.ms > 0.0 && self.after.segments > 1 && self.after.bytes > self.before.bytes
+    }
 }
 
 /// A side's move seen at the capture point, and the round trip from there
@@ -186,6 +239,7 @@ impl Open {
             awaits_no_answer: false,
             asks: None,
             unframed_server_pause_ms: 0.0,
+            opening_pause: OpeningPause::default(),
             request_end_seq: None,
             response_read: false,
             server_moved: None,
@@ -222,6 +276,9 @@ impl Open {
         let client_moved_first = self
             .response
             .is_some_and(|(_, end)| self.client_moved.is_some_and(|moved| moved.at_ns < end));
+        if !in_conversation && !client_moved_first {
+            self.count_opening_pause_as_thought();
+        }
         if client_moved_first {
             self.ledger.move_to(Part::ServerPause, Part::ServerIdle);
         } else if !reacted {
@@ -250,6 +307,28 @@ impl Open {
                 self.ledger.move_to(loss, Part::ServerIdle);
             }
         }
+    }
+
+    /// A pause after the response's first piece, before its body, is the
+    /// server's time to make its answer.
+    fn count_opening_pause_as_thought(&mut self) {
+        let pause = self.opening_pause;
+        if !pause.came_before_the_answer() {
+            return;
+        }
+        let thought = pause.ms.min(self.ledger.get(Part::ServerPause));
+        self.ledger
+            .move_ms(Part::ServerPause, Part::Server, thought);
+        self.unframed_server_pause_ms = (self.unframed_server_pause_ms - thought).max(0.0);
+    }
+
+    /// Notes the server's pace in its response: a pause of `paused_ms`
+    /// before `segment`.
+    fn note_server_pace(&mut self, segment: &SegmentView, paused_ms: f64) {
+        if segment.direction != Direction::ServerToClient || segment.len == 0 {
+            return;
+        }
+        self.opening_pause.note(segment.len, paused_ms);
     }
 
     /// The client moved on (its next request, or its close) within a
@@ -413,9 +492,11 @@ impl ConnectionTurns {
         let open_ledger = self.open.as_mut().map(|open| &mut open.ledger);
         self.walk.segment(segment, opens, open_ledger, framing);
         if let (Some(open), Some(before)) = (self.open.as_mut(), server_paused_before) {
+            let paused = open.server_paused_ms() - before;
             if framing == Framing::Unknown {
-                open.unframed_server_pause_ms += open.server_paused_ms() - before;
+                open.unframed_server_pause_ms += paused;
             }
+            open.note_server_pace(segment, paused);
             open.note_close(segment);
         }
     }

@@ -198,6 +198,32 @@ fn a_pause_in_an_answer_the_client_waited_for_is_the_servers() {
 }
 
 #[test]
+fn a_pause_before_the_body_of_an_answer_is_the_servers_time_to_make_it() {
+    // A small first piece at once (a header, or what a TLS or HTTP/2
+    // library sends by itself), then, 300 ms later, more than it in more
+    // than one segment: the server was still making its answer.
+    let (mut trace, mut conn) = after_a_first_piece();
+    for at_ms in [313.0, 313.1, 313.2] {
+        conn.send(&mut trace, Side::Server, at_ms, 1448);
+    }
+    conn.ack(&mut trace, Side::Client, 313.3);
+    conn.send(&mut trace, Side::Client, 315.0, 100);
+    let body_after_pause = &transactions_of(&trace)[0];
+    let piece_after_pause = &answer_in_two_pieces(315.0, false)[0];
+    let server = |t: &Transaction| t.ledger.get(Part::Server);
+    assert_eq!(
+        body_after_pause.ledger.get(Part::ServerPause),
+        0.0,
+        "{body_after_pause:?}"
+    );
+    assert_eq!(
+        server(body_after_pause),
+        server(piece_after_pause) + 300.0,
+        "{body_after_pause:?}"
+    );
+}
+
+#[test]
 fn a_pause_no_one_was_shown_to_wait_through_is_the_servers_own_pace() {
     // The client moved on long after the last piece, and nothing frames the
     // answer: it may have had all it wanted before the pause.

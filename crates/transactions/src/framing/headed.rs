@@ -11,6 +11,12 @@ pub trait Headed<const N: usize> {
     fn body_len(&mut self, header: &[u8; N], body: &[u8]) -> Option<u64>;
     /// What the message `header` opened asks for, once it has ended.
     fn asks(&self, header: &[u8; N]) -> Asks;
+    /// Whether the end of the body `header` opened ends the application's
+    /// message too, rather than a piece of it (a TLS record of application
+    /// data carries any part of whatever the application wrote).
+    fn ends_message(&self, _header: &[u8; N]) -> bool {
+        true
+    }
 }
 
 /// One direction's messages: the header read so far, or the body's bytes
@@ -72,10 +78,12 @@ impl<const N: usize> HeaderThenBody<N> {
                 self.end(protocol);
             }
         }
-        Step::Framed(if self.have == 0 && self.body_left == 0 {
+        Step::Framed(if self.have > 0 || self.body_left > 0 {
+            Framing::Unfinished
+        } else if protocol.ends_message(&self.header) {
             Framing::Complete
         } else {
-            Framing::Unfinished
+            Framing::Unknown
         })
     }
 

@@ -401,13 +401,24 @@ mod tests {
 
     #[test]
     fn a_tls_record_is_unfinished_until_its_stated_length_has_come() {
-        let header = [23, 3, 3, 0, 10];
+        let handshake = [22, 3, 3, 0, 10];
         let steps = frame(
             Protocol::Tls,
             Direction::ServerToClient,
-            &[&header, b"12345", b"67890"],
+            &[&handshake, b"12345", b"67890"],
         );
         assert_eq!(steps, [UNFINISHED, UNFINISHED, COMPLETE]);
+    }
+
+    #[test]
+    fn a_whole_record_of_application_data_may_hold_part_of_a_message() {
+        let application_data = [23, 3, 3, 0, 5];
+        let steps = frame(
+            Protocol::Tls,
+            Direction::ServerToClient,
+            &[&application_data, b"12345"],
+        );
+        assert_eq!(steps, [UNFINISHED, Step::Framed(Framing::Unknown)]);
     }
 
     #[test]
@@ -462,7 +473,7 @@ mod tests {
     fn a_length_the_capture_cut_loses_the_framing() {
         let mut reader = Protocol::Tls.reader(Direction::ServerToClient);
         // Ten bytes of a record, then the next record's header beyond what was captured.
-        assert_eq!(reader.take(&[23, 3, 3, 0, 5, 1, 2, 3, 4, 5], 10), COMPLETE);
+        assert_eq!(reader.take(&[22, 3, 3, 0, 5, 1, 2, 3, 4, 5], 10), COMPLETE);
         assert_eq!(reader.take(&[], 20), Step::Lost);
     }
 

@@ -9,6 +9,7 @@ use super::{Asks, Step};
 const CHANGE_CIPHER_SPEC: u8 = 20;
 const ALERT: u8 = 21;
 const HANDSHAKE: u8 = 22;
+const APPLICATION_DATA: u8 = 23;
 const HEARTBEAT: u8 = 24;
 const HEADER_LEN: usize = 5;
 /// The longest record body: 2^14 bytes of plaintext plus what protection adds.
@@ -85,6 +86,10 @@ impl Headed<HEADER_LEN> for Side {
             _ if self.speaks_http => Asks::Answer,
             _ => Asks::Unknown,
         }
+    }
+
+    fn ends_message(&self, header: &[u8; HEADER_LEN]) -> bool {
+        header[0] != APPLICATION_DATA
     }
 }
 
