@@ -18,8 +18,10 @@ mod link_type {
     pub const RAW_OPENBSD: u32 = 14;
     pub const PPP_HDLC: u32 = 50;
     pub const RAW: u32 = 101;
+    pub const IEEE802_11: u32 = 105;
     pub const LOOP: u32 = 108;
     pub const LINUX_SLL: u32 = 113;
+    pub const IEEE802_11_RADIOTAP: u32 = 127;
     pub const IPV4: u32 = 228;
     pub const IPV6: u32 = 229;
     pub const LINUX_SLL2: u32 = 276;
@@ -44,6 +46,20 @@ const ERSPAN_TYPE2_HEADER_LEN: usize = 8;
 const MPLS_LABEL_LEN: usize = 4;
 const MPLS_BOTTOM_OF_STACK: u8 = 0x01;
 const PPPOE_HEADER_LEN: usize = 8;
+/// IEEE 802.11-2020, 9.2.4.1: a frame control's type field, and the
+/// subtype bits of a data frame that mean QoS and no data.
+const WLAN_TYPE_DATA: u8 = 2;
+const WLAN_SUBTYPE_QOS: u8 = 0x08;
+const WLAN_SUBTYPE_NO_DATA: u8 = 0x04;
+const WLAN_TO_AND_FROM_DS: u8 = 0x03;
+const WLAN_PROTECTED: u8 = 0x40;
+const WLAN_ORDER: u8 = 0x80;
+const WLAN_HEADER_LEN: usize = 24;
+const WLAN_FOURTH_ADDRESS_LEN: usize = 6;
+const WLAN_QOS_CONTROL_LEN: usize = 2;
+const WLAN_HT_CONTROL_LEN: usize = 4;
+/// RFC 1042's LLC/SNAP header before an ethertype on 802.11.
+const LLC_SNAP: [u8; 6] = [0xaa, 0xaa, 0x03, 0, 0, 0];
 /// BSD address families that mean IPv6 (Linux, NetBSD/OpenBSD, FreeBSD, macOS).
 const AF_INET6_VALUES: [u32; 4] = [10, 24, 28, 30];
 const AF_INET: u32 = 2;
@@ -85,6 +101,8 @@ fn link_payload(link_type: u32, data: &[u8]) -> Result<Network<'_>, Skip> {
         link_type::NULL => null_loopback(data, u32::from_le_bytes),
         link_type::LOOP => null_loopback(data, u32::from_be_bytes),
         link_type::PPP | link_type::PPP_HDLC => ppp(data),
+        link_type::IEEE802_11 => wlan(data),
+        link_type::IEEE802_11_RADIOTAP => radiotap(data),
         _ => Err(Skip::UnsupportedLinkType),
     }
 }
@@ -109,6 +127,41 @@ fn by_ethertype<'a>(kind: Option<u16>, payload: Option<&'a [u8]>) -> Result<Netw
         ethertype::TRANSPARENT_ETHERNET => ethernet(payload),
         other => Err(Skip::NotIp(NonTcp::of_ethertype(other))),
     }
+}
+
+/// A radiotap header (its length in bytes 2 and 3, little-endian), then an
+/// 802.11 frame.
+fn radiotap(data: &[u8]) -> Result<Network<'_>, Skip> {
+    let len = data.get(2..4).ok_or(Skip::Truncated)?;
+    let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
+    wlan(data.get(len..).ok_or(Skip::Truncated)?)
+}
+
+/// An 802.11 data frame carrying LLC/SNAP and an ethertype. Management
+/// and control frames, data frames without data and encrypted ones hold no
+/// packet tcpwhy can read.
+fn wlan(data: &[u8]) -> Result<Network<'_>, Skip> {
+    let &[control, flags, ..] = data else {
+        return Err(Skip::Truncated);
+    };
+    let subtype = control >> 4;
+    if (control >> 2) & 0x03 != WLAN_TYPE_DATA
+        || subtype & WLAN_SUBTYPE_NO_DATA != 0
+        || flags & WLAN_PROTECTED != 0
+    {
+        return Err(Skip::NotIp(NonTcp::Other));
+    }
+    let qos = subtype & WLAN_SUBTYPE_QOS != 0;
+    let header_len = WLAN_HEADER_LEN
+        + usize::from(flags & WLAN_TO_AND_FROM_DS == WLAN_TO_AND_FROM_DS) * WLAN_FOURTH_ADDRESS_LEN
+        + usize::from(qos) * WLAN_QOS_CONTROL_LEN
+        + usize::from(qos && flags & WLAN_ORDER != 0) * WLAN_HT_CONTROL_LEN;
+    let llc = data.get(header_len..).ok_or(Skip::Truncated)?;
+    if llc.get(..LLC_SNAP.len()).ok_or(Skip::Truncated)? != LLC_SNAP {
+        return Err(Skip::NotIp(NonTcp::Other));
+    }
+    let ethertype_at = LLC_SNAP.len();
+    by_ethertype(be16(llc, ethertype_at), llc.get(ethertype_at + 2..))
 }
 
 fn mpls(mut payload: &[u8]) -> Result<Network<'_>, Skip> {

@@ -35,7 +35,7 @@ fn decode_on(link: Link, packet: &Packet, snaplen: usize) -> Result<decode::Segm
     decode(&frame)
 }
 
-const LINKS: [Link; 9] = [
+const LINKS: [Link; 11] = [
     Link::Ethernet,
     Link::Vlan(&[10]),
     Link::Vlan(&[100, 10]),
@@ -45,6 +45,8 @@ const LINKS: [Link; 9] = [
     Link::Null,
     Link::Vxlan,
     Link::Gre,
+    Link::Wlan,
+    Link::Radiotap,
 ];
 
 #[test]
@@ -167,4 +169,29 @@ fn the_captured_payload_is_found_under_every_link_cut_and_padding() {
     bytes.extend_from_slice(&[0xaa; 16]);
     let payload = captured_payload(Link::Ethernet, &bytes, usize::MAX);
     assert_eq!(payload.len(), 40);
+}
+
+#[test]
+fn wireless_frames_without_a_readable_packet_are_skipped_as_not_ip() {
+    let packet = sample("10.0.0.1:40000", "10.0.0.2:80");
+    let mut bytes = Link::Wlan.frame(&packet);
+    let frame = |bytes: &[u8]| {
+        decode(&Frame {
+            number: 1,
+            timestamp_ns: 0,
+            link_type: Link::Wlan.link_type(),
+            data: bytes,
+            original_len: bytes.len() as u32,
+            source: 0,
+        })
+    };
+    assert!(frame(&bytes).is_ok());
+    bytes[1] |= 0x40; // protected: encrypted by WPA
+    assert_eq!(frame(&bytes), Err(Skip::NotIp(NonTcp::Other)));
+    bytes[1] &= !0x40;
+    bytes[0] = 0x80; // a beacon: a management frame
+    assert_eq!(frame(&bytes), Err(Skip::NotIp(NonTcp::Other)));
+    bytes[0] = 0x48; // a null data frame: no data
+    assert_eq!(frame(&bytes), Err(Skip::NotIp(NonTcp::Other)));
+    assert_eq!(frame(&bytes[..1]), Err(Skip::Truncated));
 }

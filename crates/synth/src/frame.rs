@@ -52,6 +52,11 @@ pub enum Link {
     Vxlan,
     /// Ethernet and IPv4 carrying GRE, then the packet.
     Gre,
+    /// An 802.11 data frame to the access point, LLC/SNAP, then the packet.
+    Wlan,
+    /// A radiotap header, then an 802.11 QoS data frame from the access
+    /// point, as a monitor-mode capture records it.
+    Radiotap,
 }
 
 const ETHERTYPE_IPV4: u16 = 0x0800;
@@ -75,6 +80,8 @@ impl Link {
             Link::LinuxSll2 => 276,
             Link::RawIp => 101,
             Link::Null => 0,
+            Link::Wlan => 105,
+            Link::Radiotap => 127,
         }
     }
 
@@ -101,8 +108,37 @@ impl Link {
             }
             Link::Vxlan => vxlan(&ethernet(&[], ethertype, &ip)),
             Link::Gre => gre(ethertype, &ip),
+            Link::Wlan => wlan(&[0x08, 0x01], ethertype, &ip),
+            Link::Radiotap => {
+                let radiotap_header = [0, 0, 8, 0, 0, 0, 0, 0];
+                [&radiotap_header[..], &wlan(&[0x88, 0x02], ethertype, &ip)].concat()
+            }
         }
     }
+}
+
+/// An 802.11 data frame (`control` is its frame control: a plain data frame
+/// to the access point, or a QoS one from it), LLC/SNAP and `ethertype`.
+fn wlan(control: &[u8; 2], ethertype: u16, payload: &[u8]) -> Vec<u8> {
+    let duration = [0, 0];
+    let sequence_control = [0, 0];
+    let mut out = [
+        &control[..],
+        &duration,
+        &MAC_SERVER,
+        &MAC_CLIENT,
+        &MAC_SERVER,
+        &sequence_control,
+    ]
+    .concat();
+    let qos_data = control[0] & 0x80 != 0;
+    if qos_data {
+        out.extend_from_slice(&[0, 0]);
+    }
+    out.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0]);
+    out.extend_from_slice(&ethertype.to_be_bytes());
+    out.extend_from_slice(payload);
+    out
 }
 
 fn ethernet(vlans: &[u16], ethertype: u16, payload: &[u8]) -> Vec<u8> {
