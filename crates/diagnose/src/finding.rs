@@ -64,14 +64,14 @@ impl Finding {
         self.kind == FindingKind::ApplicationFailure
     }
 
-    /// Something failed outright: requests, or connection attempts that
-    /// never opened (refused, or never answered).
+    /// Something failed outright: requests something depended on (not only
+    /// a site's icon, or a question the client then got answered another
+    /// way), or connection attempts that never opened (refused, or never
+    /// answered).
     pub fn failed_outright(&self) -> bool {
-        self.is_failure()
-            || self
-                .figures
-                .get("never_opened")
-                .is_some_and(|&attempts| attempts > 0.0)
+        let figure = |name: &str| self.figures.get(name).copied().unwrap_or(0.0);
+        let needed_failures = self.transactions as f64 - figure("incidental_failures");
+        (self.is_failure() && needed_failures > 0.0) || figure("never_opened") > 0.0
     }
 }
 
@@ -96,8 +96,22 @@ fn sentence(words: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::headline;
-    use crate::FindingKind::TailLoss;
+    use super::{headline, Finding};
+    use crate::FindingKind::{ApplicationFailure, ConnectionSetupFailure, TailLoss};
+
+    #[test]
+    fn only_failures_something_depended_on_failed_outright() {
+        let mut icon_not_found = Finding::new(ApplicationFailure, "1 of 17 requests failed", 0.0);
+        icon_not_found.transactions = 1;
+        icon_not_found.figures.insert("incidental_failures", 1.0);
+        assert!(!icon_not_found.failed_outright());
+        icon_not_found.figures.insert("incidental_failures", 0.0);
+        assert!(icon_not_found.failed_outright());
+        let mut refused = Finding::new(ConnectionSetupFailure, "1 attempt refused", 0.0);
+        assert!(!refused.failed_outright());
+        refused.figures.insert("never_opened", 1.0);
+        assert!(refused.failed_outright());
+    }
 
     #[test]
     fn a_headline_is_a_sentence_and_never_empty() {
