@@ -103,7 +103,7 @@ impl Inputs<'_> {
 }
 
 /// Every finding, the loudest first; within a severity failures first, then
-/// faults, then the costliest. None when [`Inputs::give_up`] stopped it.
+/// faults, then by the costliest action, then the costliest. None when [`Inputs::give_up`] stopped it.
 pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
     let total_ms = inputs.total_ms().max(f64::MIN_POSITIVE);
     let context = patterns::context(inputs);
@@ -157,7 +157,8 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
     // never opened) comes first, then a fault that a person would notice
     // (loud, or a tenth of a second on some action), before the time exchanges
     // spend anyway (round trips, the server's work) and each side's own
-    // pace; the rest is ranked by its time.
+    // pace; the rest by what its costliest action cost (a person notices
+    // per action, not a sum over actions), then by its time.
     findings.sort_by(|a, b| {
         let rank = |f: &Finding| {
             let noticed = f.severity > Severity::Info
@@ -165,7 +166,11 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
             let fault = noticed && fault_kinds.contains(&f.kind);
             (f.severity, f.failed_outright(), fault)
         };
-        rank(b).cmp(&rank(a)).then(b.cost_ms.total_cmp(&a.cost_ms))
+        let worst_action = |f: &Finding| f.figures.get("worst_action_ms").copied().unwrap_or(0.0);
+        rank(b)
+            .cmp(&rank(a))
+            .then(worst_action(b).total_cmp(&worst_action(a)))
+            .then(b.cost_ms.total_cmp(&a.cost_ms))
     });
     Some(findings)
 }

@@ -182,7 +182,12 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         never_opened,
         inputs.connections.len(),
     ));
+    let worst_attempt = troubled
+        .iter()
+        .map(|(c, _)| setup_wait_ms(c).max(unanswered_ms(inputs, c)))
+        .fold(0.0, f64::max);
     found.figures.insert("per_action_ms", per_connection);
+    found.figures.insert("worst_action_ms", worst_attempt);
     found.figures.insert("actions", attempts as f64);
     found.figures.insert("never_opened", never_opened as f64);
     found.share = (cost / total_ms).min(1.0);
