@@ -24,7 +24,7 @@ mod signature;
 mod stats;
 
 use serde::Serialize;
-use tcp::{Direction, Role, SegmentView};
+use tcp::{Direction, Role, SegmentView, SeqNumber};
 
 use framing::{Asks, ConnectionFraming, Framing};
 
@@ -129,7 +129,7 @@ struct Open {
     /// The server's first pause in its response.
     opening_pause: OpeningPause,
     /// Where the request's data ended, in the client's sequence space.
-    request_end_seq: Option<u32>,
+    request_end_seq: Option<SeqNumber>,
     /// The response's first segment that brought the client data was read:
     /// a needless resend of the previous response's tail comes before it.
     response_read: bool,
@@ -427,11 +427,8 @@ impl Open {
         self.retransmissions += u64::from(segment.resent());
         if delivers(segment) {
             self.request_end_ns = self.request_end_ns.max(segment.timestamp_ns);
-            let end = segment.seq.wrapping_add(segment.len);
-            if self
-                .request_end_seq
-                .is_none_or(|known| sequence_after(end, known))
-            {
+            let end = segment.end();
+            if self.request_end_seq.is_none_or(|known| end > known) {
                 self.request_end_seq = Some(end);
             }
         }
@@ -458,11 +455,6 @@ impl Open {
             *end = (*end).max(now);
         }
     }
-}
-
-/// Whether sequence number `a` comes after `b`, in TCP's wrapping space.
-fn sequence_after(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) > 0
 }
 
 /// The segment brought the receiver data it lacked: new data, or data sent
@@ -663,7 +655,7 @@ impl Builder {
             .filter(|open| !open.awaits_no_answer && open.client_closed_ns.is_none())
             .filter(|open| {
                 open.request_end_seq
-                    .is_some_and(|end| segment.acknowledges(end))
+                    .is_some_and(|end| segment.acknowledges(end.0))
             })
             .filter(|open| segment.timestamp_ns - open.request_end_ns <= RESET_AFTER_REQUEST_NS);
         if let Some(open) = waiting {
