@@ -327,6 +327,40 @@ fn a_stray_refused_attempt_is_listed_quietly() {
     assert_eq!(setup["severity"], "info", "{setup}");
 }
 
+/// A client's first attempt at a service is refused (it is not listening
+/// yet); the client tries again two seconds later and gets through, and its
+/// request is answered at once. It waited two seconds for a connection it
+/// wanted: the refusal costs them, and it is the finding to read first.
+#[test]
+fn a_refused_attempt_the_client_got_past_later_cost_it_the_wait() {
+    let mut trace = Trace::ethernet();
+    let mut refused = Conversation::new("10.0.0.1:40000", "10.0.0.2:9000");
+    refused.syn(&mut trace, Side::Client, 0.0, Vec::new());
+    refused.rst(&mut trace, Side::Server, 1.0);
+    let mut retry = Conversation::new("10.0.0.1:40001", "10.0.0.2:9000");
+    retry.handshake(&mut trace, 2_000.0, 1.0);
+    retry.send(&mut trace, Side::Client, 2_001.0, 100);
+    retry.send(&mut trace, Side::Server, 2_003.0, 500);
+    retry.ack(&mut trace, Side::Client, 2_004.0);
+    let capture = written("refused-then-through", &trace);
+    let findings = common::objects("diagnose", &capture, "finding");
+    std::fs::remove_file(&capture).unwrap();
+    let setup = &findings[0];
+    assert_eq!(setup["kind"], "connection_setup_failure", "{findings:#?}");
+    assert_ne!(setup["severity"], "info", "{setup}");
+    assert!(
+        (setup["cost_ms"].as_f64().unwrap() - 2_000.0).abs() < 1.0,
+        "{setup}"
+    );
+    assert!(
+        setup["title"]
+            .as_str()
+            .unwrap()
+            .contains("got through 2.00 s later"),
+        "{setup}"
+    );
+}
+
 /// A client writes its first request in two pieces, the second held back
 /// until the server's delayed ACK of the first comes 200 ms later (Nagle),
 /// then thinks five seconds before its next request. Once, from timing

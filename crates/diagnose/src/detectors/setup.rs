@@ -2,6 +2,7 @@
 //! never answered, refused, or reset unanswered after a long wait, and
 //! whether they rise with the load (a listen backlog overflowing).
 
+use rustc_hash::FxHashMap;
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind};
 
 use super::counted;
@@ -39,18 +40,21 @@ fn trouble(c: &ConnectionSummary) -> Option<Trouble> {
 /// Time connections spent failing to open (never answered, refused,
 /// abandoned) or, once open, waiting unanswered until reset.
 pub fn failed_setups_ms(inputs: &Inputs) -> f64 {
+    let refusal_waits = refusal_waits_ms(inputs.connections);
     inputs
         .connections
         .iter()
-        .map(|c| unanswered_ms(inputs, c))
+        .map(|c| unanswered_ms(inputs, c, &refusal_waits))
         .sum()
 }
 
 /// A connection's time outside its ledger when it failed: all of it for one
-/// that never opened, the time after its transactions for one reset
-/// unanswered.
-fn unanswered_ms(inputs: &Inputs, c: &ConnectionSummary) -> f64 {
+/// that never opened (for a refused attempt, until the client's next one
+/// where it got past the refusal), the time after its transactions for one
+/// reset unanswered.
+fn unanswered_ms(inputs: &Inputs, c: &ConnectionSummary, refusal_waits: &RefusalWaits) -> f64 {
     match trouble(c) {
+        Some(Trouble::Refused) => refusal_waits.get(&c.id).copied().unwrap_or(c.duration_ms),
         _ if c.state.failed_setup() => c.duration_ms,
         Some(Trouble::ResetUnanswered) => {
             let charged = inputs.ledger(c.id).map_or(0.0, |l| l.ledger.total_ms());
@@ -60,22 +64,48 @@ fn unanswered_ms(inputs: &Inputs, c: &ConnectionSummary) -> f64 {
     }
 }
 
+/// For each refused attempt that its client got past, by connection: how
+/// long until its next attempt at the same server.
+type RefusalWaits = FxHashMap<u64, f64>;
+
+/// A refused attempt held its client back until the client tried the same
+/// server again, when one of its later attempts opened: the client wanted
+/// that connection and waited for it. A refusal it never got past (it gave
+/// up, or every attempt failed) costs only its own exchange.
+fn refusal_waits_ms(connections: &[ConnectionSummary]) -> RefusalWaits {
+    let mut attempts: Vec<&ConnectionSummary> = connections.iter().collect();
+    attempts.sort_by_key(|c| (c.client.ip, c.server, c.first_ns));
+    let mut waits = RefusalWaits::default();
+    for tries in attempts.chunk_by(|a, b| (a.client.ip, a.server) == (b.client.ip, b.server)) {
+        let last_opened = tries.iter().rposition(|c| !c.state.failed_setup());
+        for (at, pair) in tries.windows(2).enumerate() {
+            let [refused, next] = [pair[0], pair[1]];
+            if refused.state == ConnState::REJ && last_opened.is_some_and(|opened| opened > at) {
+                waits.insert(refused.id, (next.first_ns - refused.first_ns) as f64 / 1e6);
+            }
+        }
+    }
+    waits
+}
+
 /// How loud the waits of the `troubled` attempts are, from the time they
 /// cost past their refusals: a refusal answers its SYN within a round trip,
 /// the time any exchange spends, so only its failure counts (see
-/// [`rules::setup_failure_severity`]); unanswered SYNs, their retries and
-/// connections reset unanswered are waits.
+/// [`rules::setup_failure_severity`]), unless the client tried again and
+/// got through (it waited for that connection); unanswered SYNs, their
+/// retries and connections reset unanswered are waits.
 fn waited_severity(
     troubled: &[(&ConnectionSummary, Trouble)],
+    refusal_waits: &RefusalWaits,
     cost: f64,
     total_ms: f64,
 ) -> Severity {
-    let refused = troubled
+    let given_up = troubled
         .iter()
-        .filter(|(_, t)| *t == Trouble::Refused)
+        .filter(|(c, t)| *t == Trouble::Refused && !refusal_waits.contains_key(&c.id))
         .map(|(c, _)| c.duration_ms);
-    let waiting = troubled.len() - refused.clone().count();
-    let waited_ms = (cost - refused.sum::<f64>()).max(0.0);
+    let waiting = troubled.len() - given_up.clone().count();
+    let waited_ms = (cost - given_up.sum::<f64>()).max(0.0);
     if waiting == 0 {
         return Severity::Info;
     }
@@ -126,6 +156,7 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         .iter()
         .max_by_key(|c| c.handshake.syn_retries_ns.len());
     let load = failures_against_load(inputs.connections);
+    let refusal_waits = refusal_waits_ms(inputs.connections);
     let mut clauses = Vec::new();
     if let Some(c) = most_retried {
         clauses.push(format!(
@@ -149,6 +180,13 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         if count > 0 {
             clauses.push(format!("{} {words}", counted(count, "attempt")));
         }
+    }
+    let got_past: Vec<f64> = refusal_waits.values().copied().collect();
+    if !got_past.is_empty() {
+        clauses.push(format!(
+            "the client tried again and got through {} later",
+            duration(median(got_past.clone()))
+        ));
     }
     if !resets.is_empty() {
         clauses.push(format!(
@@ -178,13 +216,12 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         .iter()
         .filter(|(c, _)| c.state.failed_setup())
         .count();
-    found.severity = waited_severity(&troubled, cost, total_ms).max(rules::setup_failure_severity(
-        never_opened,
-        inputs.connections.len(),
-    ));
+    found.severity = waited_severity(&troubled, &refusal_waits, cost, total_ms).max(
+        rules::setup_failure_severity(never_opened, inputs.connections.len()),
+    );
     let worst_attempt = troubled
         .iter()
-        .map(|(c, _)| setup_wait_ms(c).max(unanswered_ms(inputs, c)))
+        .map(|(c, _)| setup_wait_ms(c).max(unanswered_ms(inputs, c, &refusal_waits)))
         .fold(0.0, f64::max);
     found.figures.insert("per_action_ms", per_connection);
     found.figures.insert("worst_action_ms", worst_attempt);
@@ -205,6 +242,7 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         most_retried.copied(),
         &syn_ack_resent,
         of(Trouble::Refused).count(),
+        &got_past,
         &resets,
         load.as_ref(),
     );
@@ -235,6 +273,7 @@ fn explanation(
     most_retried: Option<&ConnectionSummary>,
     syn_ack_resent: &[&ConnectionSummary],
     refused: usize,
+    got_past: &[f64],
     resets: &[f64],
     load: Option<&Load>,
 ) -> String {
@@ -262,6 +301,14 @@ fn explanation(
             " {} refused with a reset: nothing listened on the port, or a firewall \
              rejected it.",
             counted(refused, "attempt")
+        );
+    }
+    if !got_past.is_empty() {
+        text += &format!(
+            " The client tried the same server again and got through a median {} later: \
+             it waited that long for a connection it wanted (a service restarting, a \
+             listener not yet up, a connection limit).",
+            duration(median(got_past.to_vec()))
         );
     }
     if !resets.is_empty() {
