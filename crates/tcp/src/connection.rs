@@ -2,6 +2,7 @@
 
 use decode::{Endpoint, Flags, Segment};
 
+use crate::counters::Measured;
 use crate::direction::{self, Half, Relative, SideRtts, WindowScale};
 use crate::event::{Direction, EventKind, EventSet};
 use crate::recorded_twice::{Recent, Repeat};
@@ -405,14 +406,14 @@ impl Connection {
     fn direction_summary(&self, direction: Direction) -> crate::summary::DirectionSummary {
         let half = &self.halves[direction.index()];
         let peer = &self.halves[1 - direction.index()];
-        let mut stats = half.stats.clone();
-        stats.rtt = half.rtt.stats();
-        stats.release_lag = half.release.lag_stats();
-        stats.ack_clock = half.clock.stats();
-        stats.window_scale_known = half.scale != WindowScale::Unknown;
-        stats.zero_window_ms = half.zero_window_ms(self.last_ns);
-        stats.unacknowledged_at_end = half.unacknowledged(peer);
-        stats
+        half.stats.summary(Measured {
+            rtt: half.rtt.stats(),
+            release_lag: half.release.lag_stats(),
+            ack_clock: half.clock.stats(),
+            window_scale_known: half.scale != WindowScale::Unknown,
+            zero_window_ms: half.zero_window_ms(self.last_ns),
+            unacknowledged_at_end: half.unacknowledged(peer),
+        })
     }
 
     fn close(&self) -> Close {

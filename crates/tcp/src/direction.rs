@@ -7,6 +7,7 @@
 use decode::{Flags, Segment};
 
 use crate::clock::{Ack, AckClock};
+use crate::counters::Counters;
 use crate::event::{EventKind, EventSet};
 use crate::holes::Holes;
 use crate::ip_id::{IpIdCounter, Numbered};
@@ -15,7 +16,6 @@ use crate::rtt::{RttTracker, WindowBound};
 use crate::send_time::{SenderClock, Stamps};
 use crate::seq;
 use crate::stack::RTO_FLOOR_NS;
-use crate::summary::DirectionSummary;
 
 /// Wireshark's fast-retransmission window after the last duplicate ACK.
 const FAST_RETRANSMISSION_WINDOW_NS: i64 = 20_000_000;
@@ -68,7 +68,7 @@ pub struct Half {
     least_echo_ns: Option<i64>,
     holes: Holes,
     ip_ids: IpIdCounter,
-    pub stats: DirectionSummary,
+    pub stats: Counters,
 }
 
 impl Default for Half {
@@ -99,7 +99,7 @@ impl Default for Half {
             least_echo_ns: None,
             holes: Holes::default(),
             ip_ids: IpIdCounter::default(),
-            stats: DirectionSummary::default(),
+            stats: Counters::default(),
         }
     }
 }
@@ -780,7 +780,7 @@ pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagg
     count_idle(fwd, segment.timestamp_ns);
 }
 
-fn count_sack(stats: &mut DirectionSummary, segment: &Segment) {
+fn count_sack(stats: &mut Counters, segment: &Segment) {
     let blocks = segment.options.sack.as_slice();
     if blocks.is_empty() {
         return;

@@ -9,6 +9,7 @@
 
 mod clock;
 mod connection;
+mod counters;
 mod direction;
 mod event;
 mod holes;
