@@ -85,6 +85,16 @@ impl Connection {
         self.rst_frame.iter().any(Option::is_some) || self.fin_frame.iter().all(Option::is_some)
     }
 
+    /// Reset, or both FINs sent and acknowledged: what a well-behaved
+    /// peer sends after this adds nothing to the queues.
+    fn is_done(&self) -> bool {
+        let [client, server] = &self.halves;
+        self.rst_frame.iter().any(Option::is_some)
+            || (self.fin_frame.iter().all(Option::is_some)
+                && client.unacknowledged(server) == 0
+                && server.unacknowledged(client) == 0)
+    }
+
     /// Only a handshake that never completed: the client sent nothing but
     /// SYNs, and the server nothing but SYN-ACKs or resets (a flood, a scan,
     /// a closed or filtered port).
@@ -145,6 +155,7 @@ impl Connection {
     /// says the capture has been seen to drop data its receiver acknowledged.
     pub fn process(&mut self, segment: &Segment, capture_drops: bool) -> SegmentView {
         let direction = self.direction_of(segment);
+        let was_done = self.is_done();
         self.last_frame = segment.frame;
         self.last_ns = self.last_ns.max(segment.timestamp_ns);
         let syn_retry = self.track_handshake(segment, direction);
@@ -180,6 +191,9 @@ impl Connection {
         let in_flight = fwd.in_flight(rev);
         self.track_history(segment, direction, flagged);
         self.track_close(segment, direction);
+        if self.is_done() && !was_done {
+            self.shrink_to_fit();
+        }
         SegmentView {
             frame: segment.frame,
             timestamp_ns: segment.timestamp_ns,
@@ -198,6 +212,15 @@ impl Connection {
             flight: sent.map(|sent| sent.flight),
             rtts,
         }
+    }
+
+    /// A finished connection's queues seldom grow again: what they hold
+    /// beyond their contents is given back while it lingers.
+    fn shrink_to_fit(&mut self) {
+        for half in &mut self.halves {
+            half.shrink_to_fit();
+        }
+        self.history.shrink_to_fit();
     }
 
     /// Round trips from the capture point to the sender of a segment going

@@ -114,6 +114,15 @@ pub struct Relative {
 }
 
 impl Half {
+    /// Gives back what the trackers' queues hold beyond their contents.
+    pub fn shrink_to_fit(&mut self) {
+        self.rtt.shrink_to_fit();
+        self.window_bound.shrink_to_fit();
+        self.release.shrink_to_fit();
+        self.stamps.shrink_to_fit();
+        self.holes.shrink_to_fit();
+    }
+
     pub fn base_seq(&self) -> Option<u32> {
         self.base_seq
     }

@@ -15,6 +15,11 @@ pub struct Holes {
 }
 
 impl Holes {
+    /// Gives back what its queues hold beyond their contents.
+    pub fn shrink_to_fit(&mut self) {
+        self.ranges.shrink_to_fit();
+    }
+
     /// The capture saw nothing of `[from, to)`.
     pub fn open(&mut self, from: u32, to: u32) {
         if !seq::before(from, to) {

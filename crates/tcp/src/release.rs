@@ -270,6 +270,12 @@ pub struct AckOfData {
 }
 
 impl ReleaseTracker {
+    /// Gives back what its queues hold beyond their contents.
+    pub fn shrink_to_fit(&mut self) {
+        self.on_their_way.shrink_to_fit();
+        self.lags.shrink_to_fit();
+    }
+
     /// The peer sent data: a turn of the conversation, after which a small
     /// segment held for an ACK is Nagle's doing again.
     pub fn peer_sent_data(&mut self) {

@@ -29,6 +29,12 @@ pub struct RttTracker {
 }
 
 impl RttTracker {
+    /// Gives back what its queues hold beyond their contents.
+    pub fn shrink_to_fit(&mut self) {
+        self.unacked.shrink_to_fit();
+        self.samples.shrink_to_fit();
+    }
+
     /// A new data segment ending at `end_seq` was sent at `time_ns`, leaving
     /// `in_flight` bytes unacknowledged (None when unknown).
     pub fn sent(&mut self, end_seq: u32, time_ns: i64, in_flight: Option<u64>) {
@@ -103,6 +109,11 @@ pub struct WindowBound {
 }
 
 impl WindowBound {
+    /// Gives back what its queues hold beyond their contents.
+    pub fn shrink_to_fit(&mut self) {
+        self.edges.shrink_to_fit();
+    }
+
     /// An ACK seen at `time_ns` let the sender send up to `edge`.
     pub fn allowed(&mut self, edge: u32, time_ns: i64) {
         let rises = self
@@ -172,6 +183,11 @@ pub struct Samples {
 }
 
 impl Samples {
+    /// Gives back what its queues hold beyond their contents.
+    pub fn shrink_to_fit(&mut self) {
+        self.kept_us.shrink_to_fit();
+    }
+
     pub fn add(&mut self, sample_ns: i64, in_flight: Option<u64>) {
         if self.count == 0 || sample_ns < self.min_ns {
             self.min_ns = sample_ns;

@@ -97,6 +97,11 @@ pub struct Stamps {
 }
 
 impl Stamps {
+    /// Gives back what its queues hold beyond their contents.
+    pub fn shrink_to_fit(&mut self) {
+        self.first_seen.shrink_to_fit();
+    }
+
     pub fn note(&mut self, tsval: u32, seen_ns: i64) {
         if self
             .first_seen
