@@ -6,9 +6,10 @@ use crate::counters::Measured;
 use crate::direction::{self, Half, Relative, SideRtts, WindowScale};
 use crate::event::{Direction, EventKind, EventSet};
 use crate::recorded_twice::{Recent, Repeat};
+use crate::seq::SeqNumber;
 use crate::services;
 use crate::summary::{Close, CloseHow, ConnState, ConnectionSummary, Handshake, Role, SynOptions};
-use crate::view::SegmentView;
+use crate::view::{SegmentView, Wire};
 
 /// Zeek's history letters, in the order they are listed per direction.
 const HISTORY_LETTERS: [(u8, char); 8] = [
@@ -211,6 +212,12 @@ impl Connection {
             wait: sent.and_then(|sent| sent.wait),
             flight: sent.map(|sent| sent.flight),
             rtts,
+            wire: Wire {
+                ip_id: segment.ip_id,
+                ttl: segment.ttl,
+                seq: SeqNumber(segment.seq),
+                ack: SeqNumber(if segment.flags.ack() { segment.ack } else { 0 }),
+            },
         }
     }
 

@@ -37,4 +37,4 @@ pub use summary::{
 };
 pub use syn_flood::{merge_unanswered, Sources, SynAttempt, UnansweredSyns};
 pub use tracker::{Departed, Tracked, Tracker, Trimmed};
-pub use view::SegmentView;
+pub use view::{SegmentView, Wire};

@@ -8,7 +8,7 @@ use decode::Flags;
 use crate::direction::SideRtts;
 use crate::event::{Direction, EventKind, EventSet};
 use crate::release::{Release, Wait};
-use crate::seq;
+use crate::seq::{self, SeqNumber};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentView {
@@ -48,6 +48,23 @@ pub struct SegmentView {
     /// Round trips from the capture point to this segment's sender and to
     /// its receiver, the least seen so far (0 when not known yet).
     pub rtts: SideRtts,
+    /// The packet's own numbers, as they crossed the wire.
+    pub wire: Wire,
+}
+
+/// What identifies a packet at every capture point of its path, whatever a
+/// NAT rewrote between them: its IP ID, its TTL, and its sequence and
+/// acknowledgement numbers as sent (not relative: another point may not
+/// have seen the connection start, and a rewriter shifts them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Wire {
+    /// The IPv4 identification field; None for IPv6.
+    pub ip_id: Option<u16>,
+    /// IPv4 TTL or IPv6 hop limit as captured.
+    pub ttl: u8,
+    pub seq: SeqNumber,
+    /// The acknowledgement number; 0 without the ACK flag.
+    pub ack: SeqNumber,
 }
 
 impl SegmentView {
@@ -70,6 +87,23 @@ impl SegmentView {
     /// It carried data sent before.
     pub fn resent(&self) -> bool {
         self.events.resent()
+    }
+
+    /// It carried data, or a SYN or FIN, sent before.
+    pub fn sent_again(&self) -> bool {
+        self.resent() || self.events.has(EventKind::SynRetransmission)
+    }
+
+    /// It takes up sequence space: data, a SYN or a FIN.
+    pub fn occupies_sequence_space(&self) -> bool {
+        self.len > 0 || self.flags.syn() || self.flags.fin()
+    }
+
+    /// The sequence number just past it (its data, SYN and FIN), as the
+    /// packet carried it: what an ACK of all of it acknowledges.
+    pub fn wire_end(&self) -> SeqNumber {
+        let controls = u32::from(self.flags.syn()) + u32::from(self.flags.fin());
+        self.wire.seq + self.len + controls
     }
 
     /// A timer resent it, and the capture never saw it sent before: it was
