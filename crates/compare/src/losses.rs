@@ -1,16 +1,19 @@
 //! Packets seen at one point and not the other, and where each loss happened.
 //!
 //! Per direction of a connection, the packets of both captures are merged
-//! into one list of distinct transmissions. A transmission that the sender
-//! had to send again was lost: before the upstream point when neither point
-//! saw it (only its resend filled the hole), between the points when only
-//! the upstream one did, after both when both did. A packet seen upstream
+//! into one list of distinct transmissions. Which of them the sender sent
+//! again is `tcp`'s word at each point (its retransmission events); a
+//! transmission whose data a later one sent again was lost: before the
+//! upstream point when neither point saw it (only its resend filled the
+//! hole), between the points when only the upstream one did, after both
+//! when both did. A packet seen upstream
 //! only and never resent, yet acknowledged by the receiver, reached it: the
 //! downstream capture missed it. A packet seen downstream only passed the
 //! upstream point unrecorded: that capture missed it.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
+use tcp::SeqNumber;
 
 use crate::packets::{Capture, Packet};
 use crate::pairing::FlowPair;
@@ -61,13 +64,16 @@ pub struct Direction<'a> {
     pub both_recording: Option<std::ops::RangeInclusive<i64>>,
 }
 
-/// A packet as one or both points saw it, before sequence numbers are made relative.
+/// A packet as one or both points saw it.
 struct Sighting<'a> {
     /// On A's clock.
     time_ns: i64,
     /// In A's numbering.
-    seq: u32,
+    seq: SeqNumber,
+    end: SeqNumber,
     packet: &'a Packet,
+    /// `tcp` at either point that saw it says it was sent before.
+    sent_again: bool,
     at_a: bool,
     at_b: bool,
 }
@@ -75,10 +81,11 @@ struct Sighting<'a> {
 /// One transmission, wherever it was seen.
 struct Transmission {
     time_ns: i64,
-    /// Sequence numbers relative to the direction's first transmission, in A's numbering.
-    seq: u32,
-    end: u32,
+    /// In A's numbering.
+    seq: SeqNumber,
+    end: SeqNumber,
     carries_data: bool,
+    sent_again: bool,
     upstream: bool,
     downstream: bool,
 }
@@ -87,7 +94,7 @@ impl Direction<'_> {
     pub fn losses(&self) -> Losses {
         let transmissions = self.transmissions();
         let resent = resent(&transmissions);
-        let acknowledged = self.highest_ack(transmissions.first().map(|t| t.seq));
+        let acknowledged = self.highest_ack();
         let mut losses = Losses {
             before_upstream: holes_filled(&transmissions),
             ..Losses::default()
@@ -114,7 +121,7 @@ impl Direction<'_> {
                 (false, true, false) => losses.missed_by_upstream_capture += 1,
                 (true, false, false) => {
                     let reached = transmission.carries_data
-                        && acknowledged.is_some_and(|ack| !seq_before(ack, transmission.end));
+                        && acknowledged.is_some_and(|ack| ack >= transmission.end);
                     if reached {
                         losses.missed_by_downstream_capture += 1;
                     } else {
@@ -131,7 +138,6 @@ impl Direction<'_> {
     fn transmissions(&self) -> Vec<Transmission> {
         let mut sightings = self.sightings();
         sightings.sort_by_key(|sighting| sighting.time_ns);
-        let base = sightings.first().map_or(0, |sighting| sighting.seq);
         sightings
             .into_iter()
             .map(|sighting| {
@@ -140,13 +146,12 @@ impl Direction<'_> {
                 } else {
                     (sighting.at_b, sighting.at_a)
                 };
-                let seq = sighting.seq.wrapping_sub(base);
-                let packet = sighting.packet;
                 Transmission {
                     time_ns: sighting.time_ns,
-                    seq,
-                    end: seq.wrapping_add(packet.seq_end().wrapping_sub(packet.seq)),
-                    carries_data: packet.carries_data(),
+                    seq: sighting.seq,
+                    end: sighting.end,
+                    carries_data: sighting.packet.carries_data,
+                    sent_again: sighting.sent_again,
                     upstream,
                     downstream,
                 }
@@ -159,18 +164,21 @@ impl Direction<'_> {
     fn sightings(&self) -> Vec<Sighting<'_>> {
         let pair = self.pair;
         let matched = &pair.matched[self.direction];
-        let matched_a: FxHashSet<usize> = matched.iter().map(|(a, _)| *a).collect();
+        let b_copy_of: FxHashMap<usize, usize> = matched.iter().copied().collect();
         let matched_b: FxHashSet<usize> = matched.iter().map(|(_, b)| *b).collect();
         let in_a = self.a.flows[pair.a].directions[self.direction]
             .iter()
             .map(|index| {
                 let packet = &self.a.packets[*index];
+                let at_b = b_copy_of.get(index).map(|&b| &self.b.packets[b]);
                 Sighting {
                     time_ns: packet.timestamp_ns,
                     seq: packet.seq,
+                    end: packet.end,
                     packet,
+                    sent_again: packet.sent_again || at_b.is_some_and(|copy| copy.sent_again),
                     at_a: true,
-                    at_b: matched_a.contains(index),
+                    at_b: at_b.is_some(),
                 }
             });
         let only_in_b = self.b.flows[pair.b].directions[pair.b_direction(self.direction)]
@@ -181,7 +189,9 @@ impl Direction<'_> {
                 Sighting {
                     time_ns: packet.timestamp_ns - self.clock_offset_ns,
                     seq: pair.seq_in_a(self.direction, packet.seq),
+                    end: pair.seq_in_a(self.direction, packet.end),
                     packet,
+                    sent_again: packet.sent_again,
                     at_a: false,
                     at_b: true,
                 }
@@ -189,12 +199,11 @@ impl Direction<'_> {
         in_a.chain(only_in_b).collect()
     }
 
-    /// The receiver's highest acknowledgement of this direction, relative to
-    /// `base` (A's numbering), at either point.
-    fn highest_ack(&self, base: Option<u32>) -> Option<u32> {
+    /// The receiver's highest acknowledgement of this direction, in A's
+    /// numbering, at either point.
+    fn highest_ack(&self) -> Option<SeqNumber> {
         let pair = self.pair;
         let reverse = 1 - self.direction;
-        let base = base?;
         let in_a = self.a.flows[pair.a].directions[reverse]
             .iter()
             .map(|&i| &self.a.packets[i])
@@ -204,53 +213,39 @@ impl Direction<'_> {
             .iter()
             .map(|&i| &self.b.packets[i])
             .filter(|p| p.flags.ack())
-            .map(|p| p.ack.wrapping_sub(pair.seq_offset[self.direction]));
+            .map(|p| pair.seq_in_a(self.direction, p.ack));
         in_a.chain(in_b)
-            .map(|ack| ack.wrapping_sub(base))
-            .reduce(|highest, ack| {
-                if seq_before(highest, ack) {
-                    ack
-                } else {
-                    highest
-                }
-            })
+            .reduce(|highest, ack| if ack > highest { ack } else { highest })
     }
 }
 
-/// For each transmission, whether the sender later sent its data again.
+/// For each transmission, whether a later one that `tcp` took for a resend
+/// sent its data again from the same start.
 fn resent(transmissions: &[Transmission]) -> Vec<bool> {
     let mut resent = vec![false; transmissions.len()];
-    let mut last_sent_at: FxHashMap<u32, usize> = FxHashMap::default();
+    let mut last_sent_at: FxHashMap<SeqNumber, usize> = FxHashMap::default();
     for (index, transmission) in transmissions.iter().enumerate() {
         if !transmission.carries_data {
             continue;
         }
-        if let Some(earlier) = last_sent_at.insert(transmission.seq, index) {
+        let earlier = last_sent_at.insert(transmission.seq, index);
+        if let (Some(earlier), true) = (earlier, transmission.sent_again) {
             resent[earlier] = true;
         }
     }
     resent
 }
 
-/// Resends that start inside data already sent but at no earlier
-/// transmission's start: the hole they fill was lost before either point saw it.
+/// Resends that start at no earlier transmission's start: the hole they
+/// fill was lost before either point saw it.
 fn holes_filled(transmissions: &[Transmission]) -> u64 {
     let mut starts = FxHashSet::default();
-    let mut highest_end = 0u32;
     let mut holes = 0;
     for transmission in transmissions.iter().filter(|t| t.carries_data) {
         let new_start = starts.insert(transmission.seq);
-        if new_start && seq_before(transmission.seq, highest_end) {
+        if new_start && transmission.sent_again {
             holes += 1;
-        }
-        if seq_before(highest_end, transmission.end) {
-            highest_end = transmission.end;
         }
     }
     holes
-}
-
-/// `a` comes before `b` in sequence space (modulo 2^32).
-fn seq_before(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) > 0
 }

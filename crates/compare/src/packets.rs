@@ -1,9 +1,13 @@
-//! The packets of one capture file, reduced to what identifies a packet
-//! wherever it was captured, and grouped into connections.
+//! The packets of one capture file as the `tcp` stage saw them, reduced to
+//! what identifies a packet wherever it was captured, and grouped into its
+//! connections (a reused 4-tuple is as many connections as `tcp` splits it
+//! into).
 
 use capture::CaptureError;
 use decode::{Endpoint, Flags};
+use pipeline::{Silent, Stages};
 use rustc_hash::FxHashMap;
+use tcp::{Direction, SegmentView, SeqNumber};
 
 /// LINKTYPE_ETHERNET: the frame starts with the destination and source MACs.
 const ETHERNET: u32 = 1;
@@ -12,38 +16,38 @@ const ETHERNET: u32 = 1;
 #[derive(Debug, Clone, Copy)]
 pub struct Packet {
     pub timestamp_ns: i64,
-    pub src: Endpoint,
-    pub dst: Endpoint,
     pub ip_id: Option<u16>,
-    pub seq: u32,
-    pub ack: u32,
+    pub ttl: u8,
+    /// As the packet carried it: a rewriter between the points shifts it.
+    pub seq: SeqNumber,
+    /// As the packet carried it; 0 without the ACK flag.
+    pub ack: SeqNumber,
+    /// Just past its data, SYN and FIN, as the packet carried it.
+    pub end: SeqNumber,
     pub payload_len: u32,
     pub flags: Flags,
-    pub ttl: u8,
+    /// It occupies sequence space: data, a SYN or a FIN.
+    pub carries_data: bool,
+    /// `tcp` says its sender had sent it before.
+    pub sent_again: bool,
     /// The Ethernet source address, when the capture has Ethernet headers.
     pub src_mac: Option<[u8; 6]>,
 }
 
 impl Packet {
-    /// Whether the packet occupies sequence space (data, SYN or FIN).
-    pub fn carries_data(&self) -> bool {
-        self.payload_len > 0 || self.flags.syn() || self.flags.fin()
-    }
-
-    /// The sequence number just past this packet.
-    pub fn seq_end(&self) -> u32 {
-        let controls = u32::from(self.flags.syn()) + u32::from(self.flags.fin());
-        self.seq
-            .wrapping_add(self.payload_len)
-            .wrapping_add(controls)
-    }
-
-    /// The acknowledgement number, or 0 where the ACK flag is off and the field means nothing.
-    pub fn ack_if_any(&self) -> u32 {
-        if self.flags.ack() {
-            self.ack
-        } else {
-            0
+    fn of(view: &SegmentView) -> Packet {
+        Packet {
+            timestamp_ns: view.timestamp_ns,
+            ip_id: view.wire.ip_id,
+            ttl: view.wire.ttl,
+            seq: view.wire.seq,
+            ack: view.wire.ack,
+            end: view.wire_end(),
+            payload_len: view.len,
+            flags: view.flags,
+            carries_data: view.occupies_sequence_space(),
+            sent_again: view.sent_again(),
+            src_mac: None,
         }
     }
 }
@@ -75,37 +79,61 @@ pub struct Flow {
     pub directions: [Vec<usize>; 2],
 }
 
-/// Reads every frame of `path`; a file that cannot be read to the end is an
-/// error naming the file and the byte offset.
+/// Runs the `tcp` stage over `path`; a file that cannot be read to the end
+/// is an error naming the file and the byte offset.
 pub fn read(path: &str) -> Result<Capture, CaptureError> {
-    let mut reader = capture::open(path)?;
-    let mut frames = 0;
     let mut packets = Vec::new();
-    while let Some(frame) = reader.next_frame()? {
-        frames += 1;
-        let Ok(segment) = decode::decode(&frame) else {
-            continue;
-        };
-        packets.push(Packet {
-            timestamp_ns: segment.timestamp_ns,
-            src: segment.src,
-            dst: segment.dst,
-            ip_id: segment.ip_id,
-            seq: segment.seq,
-            ack: segment.ack,
-            payload_len: segment.payload_len,
-            flags: segment.flags,
-            ttl: segment.ttl,
-            src_mac: source_mac(frame.link_type, frame.data),
-        });
+    let mut frames_of_packets = Vec::new();
+    let mut by_connection: FxHashMap<u64, [Vec<usize>; 2]> = FxHashMap::default();
+    let mut analysis = pipeline::analyze_observed(
+        &[path.to_string()],
+        Stages::default(),
+        Silent,
+        |_| {},
+        |view| {
+            let sender = usize::from(view.direction == Direction::ServerToClient);
+            by_connection.entry(view.connection).or_default()[sender].push(packets.len());
+            packets.push(Packet::of(view));
+            frames_of_packets.push(view.frame);
+        },
+    )?;
+    if let Some(error) = analysis.error.take() {
+        return Err(error);
     }
-    let flows = flows_of(&packets);
+    let macs = source_macs(path)?;
+    for (packet, frame) in packets.iter_mut().zip(frames_of_packets) {
+        packet.src_mac = frame
+            .checked_sub(1)
+            .and_then(|index| macs.get(index as usize).copied().flatten());
+    }
+    let flows = analysis
+        .connections
+        .iter()
+        .filter_map(|connection| {
+            Some(Flow {
+                client: connection.client,
+                server: connection.server,
+                directions: by_connection.remove(&connection.id)?,
+            })
+        })
+        .collect();
     Ok(Capture {
         path: path.to_string(),
-        frames,
+        frames: analysis.counts.frames,
         packets,
         flows,
     })
+}
+
+/// Each frame's Ethernet source address, in frame order (the link header is
+/// not the `tcp` stage's business, so it is read apart).
+fn source_macs(path: &str) -> Result<Vec<Option<[u8; 6]>>, CaptureError> {
+    let mut reader = capture::open(path)?;
+    let mut macs = Vec::new();
+    while let Some(frame) = reader.next_frame()? {
+        macs.push(source_mac(frame.link_type, frame.data));
+    }
+    Ok(macs)
 }
 
 fn source_mac(link_type: u32, data: &[u8]) -> Option<[u8; 6]> {
@@ -113,31 +141,4 @@ fn source_mac(link_type: u32, data: &[u8]) -> Option<[u8; 6]> {
         return None;
     }
     data.get(6..12)?.try_into().ok()
-}
-
-/// Groups packets by connection. The client is the sender of a lone SYN,
-/// else of the connection's first packet.
-fn flows_of(packets: &[Packet]) -> Vec<Flow> {
-    let mut index: FxHashMap<(Endpoint, Endpoint), usize> = FxHashMap::default();
-    let mut flows: Vec<Flow> = Vec::new();
-    for (position, packet) in packets.iter().enumerate() {
-        let ends = (packet.src.min(packet.dst), packet.src.max(packet.dst));
-        let flow = *index.entry(ends).or_insert_with(|| {
-            flows.push(Flow {
-                client: packet.src,
-                server: packet.dst,
-                directions: [Vec::new(), Vec::new()],
-            });
-            flows.len() - 1
-        });
-        let flow = &mut flows[flow];
-        let opens = packet.flags.syn() && !packet.flags.ack();
-        if opens && packet.src == flow.server {
-            flow.directions.swap(0, 1);
-            std::mem::swap(&mut flow.client, &mut flow.server);
-        }
-        let direction = usize::from(packet.src != flow.client);
-        flow.directions[direction].push(position);
-    }
-    flows
 }

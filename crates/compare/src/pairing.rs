@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use tcp::SeqNumber;
 
 use crate::packets::{Capture, Flow, Packet};
 
@@ -22,8 +23,9 @@ pub struct FlowPair {
     pub b: usize,
     /// True when B's client is A's server.
     pub reversed: bool,
-    /// For each of A's directions, B's sequence number minus A's for that direction's sender.
-    pub seq_offset: [u32; 2],
+    /// For each of A's directions, how far B's numbering of its sender's
+    /// sequence numbers lies past A's.
+    pub seq_offset: [i32; 2],
     /// For each of A's directions, matched packets as (index in A, index in B).
     pub matched: [Vec<(usize, usize)>; 2],
 }
@@ -35,8 +37,8 @@ impl FlowPair {
     }
 
     /// A's numbering of the sequence number `seq` sent in A's direction `direction`.
-    pub fn seq_in_a(&self, direction: usize, seq: u32) -> u32 {
-        seq.wrapping_sub(self.seq_offset[direction])
+    pub fn seq_in_a(&self, direction: usize, seq: SeqNumber) -> SeqNumber {
+        seq - self.seq_offset[direction]
     }
 }
 
@@ -49,8 +51,8 @@ enum Identity {
     /// give none that tells packets apart: the numbers themselves, assumed
     /// not rewritten.
     Numbers {
-        seq: u32,
-        ack: u32,
+        seq: SeqNumber,
+        ack: SeqNumber,
         len: u32,
         flags: u8,
     },
@@ -63,7 +65,7 @@ impl Identity {
             Some(ip_id) => Identity::Id { ip_id, len, flags },
             None => Identity::Numbers {
                 seq: packet.seq,
-                ack: packet.ack_if_any(),
+                ack: packet.ack,
                 len,
                 flags,
             },
@@ -118,7 +120,7 @@ fn identity_index(capture: &Capture) -> FxHashMap<Identity, Vec<Place>> {
 /// Offset votes for one candidate counterpart, per direction of A.
 #[derive(Default)]
 struct Tally {
-    offsets: [FxHashMap<u32, u32>; 2],
+    offsets: [FxHashMap<i32, u32>; 2],
 }
 
 impl Tally {
@@ -127,21 +129,23 @@ impl Tally {
     /// acknowledgement number for the other's.
     fn vote(&mut self, direction: usize, a_packet: &Packet, b_packet: &Packet) {
         *self.offsets[direction]
-            .entry(b_packet.seq.wrapping_sub(a_packet.seq))
+            .entry(b_packet.seq - a_packet.seq)
             .or_default() += 1;
         if a_packet.flags.ack() {
             *self.offsets[1 - direction]
-                .entry(b_packet.ack.wrapping_sub(a_packet.ack))
+                .entry(b_packet.ack - a_packet.ack)
                 .or_default() += 1;
         }
     }
 
     /// The likeliest offset of each direction and how many votes the two got.
-    fn verdict(&self) -> (u32, [u32; 2]) {
-        let best = |votes: &FxHashMap<u32, u32>| {
+    fn verdict(&self) -> (u32, [i32; 2]) {
+        let best = |votes: &FxHashMap<i32, u32>| {
             votes
                 .iter()
-                .max_by_key(|(offset, count)| (**count, std::cmp::Reverse(**offset)))
+                .max_by_key(|(offset, count)| {
+                    (**count, std::cmp::Reverse(offset.unsigned_abs()), **offset)
+                })
                 .map_or((0, 0), |(offset, count)| (*count, *offset))
         };
         let [(count_0, offset_0), (count_1, offset_1)] =
@@ -157,7 +161,7 @@ fn counterpart(
     flow: &Flow,
     index: &FxHashMap<Identity, Vec<Place>>,
     claimed: &FxHashSet<usize>,
-) -> Option<(usize, bool, [u32; 2])> {
+) -> Option<(usize, bool, [i32; 2])> {
     let mut tallies: FxHashMap<(usize, bool), Tally> = FxHashMap::default();
     let mut voters = 0;
     for (direction, packets) in flow.directions.iter().enumerate() {
@@ -199,9 +203,9 @@ fn match_packets(
 ) -> Vec<(usize, usize)> {
     let numbers_in_a = |packet: &Packet| {
         let ack = if packet.flags.ack() {
-            packet.ack.wrapping_sub(pair.seq_offset[1 - direction])
+            packet.ack - pair.seq_offset[1 - direction]
         } else {
-            0
+            packet.ack
         };
         (
             packet.ip_id,
@@ -221,7 +225,7 @@ fn match_packets(
         (
             packet.ip_id,
             packet.seq,
-            packet.ack_if_any(),
+            packet.ack,
             packet.payload_len,
             packet.flags.0,
         )

@@ -187,10 +187,10 @@ fn transits(a: &Capture, b: &Capture, oriented: &[Oriented]) -> (Transits, [Vec<
                 let (at_a, at_b) = (&a.packets[ia], &b.packets[ib]);
                 if way == A_TO_B {
                     transits.a_to_b.push(at_b.timestamp_ns - at_a.timestamp_ns);
-                    ttl_drops[way].push(at_a.ttl.wrapping_sub(at_b.ttl));
+                    ttl_drops[way].push(at_a.ttl.saturating_sub(at_b.ttl));
                 } else {
                     transits.b_to_a.push(at_a.timestamp_ns - at_b.timestamp_ns);
-                    ttl_drops[way].push(at_b.ttl.wrapping_sub(at_a.ttl));
+                    ttl_drops[way].push(at_b.ttl.saturating_sub(at_a.ttl));
                 }
             }
         }

@@ -161,6 +161,7 @@ mod tests {
             wait: None,
             flight: None,
             rtts: Default::default(),
+            wire: Default::default(),
         }
     }
 
