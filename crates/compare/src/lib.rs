@@ -21,6 +21,7 @@ pub mod proxy;
 mod render;
 pub mod series;
 mod timing;
+mod work;
 
 pub use losses::Losses;
 pub use points::{compare, Comparison, Point, Way};

@@ -5,7 +5,7 @@ use std::fmt;
 use diagnose::units;
 use transactions::Durations;
 
-use crate::diff::{Change, Diff, FindingChange, FoundOnce, TypeChange};
+use crate::diff::{Change, Diff, FindingChange, FoundOnce, PartChange, Run, TypeChange};
 use crate::points::{Comparison, Point, Way};
 use crate::proxy::{Added, Cause, CauseKind, Proxy, SnatExhaustion};
 
@@ -183,7 +183,17 @@ impl fmt::Display for Diff {
                 units::rate(run.throughput_bytes_per_s)
             )?;
         }
-        writeln!(f, "\nFindings:")?;
+        writeln!(
+            f,
+            "\nTime waited per transaction (the client's own pace left out):"
+        )?;
+        for (name, run) in [("before", &self.before), ("after", &self.after)] {
+            write_waited(f, name, run)?;
+        }
+        for part in &self.waited {
+            write_part_change(f, part)?;
+        }
+        writeln!(f, "\nFindings (cost per transaction):")?;
         if self.findings.is_empty() {
             writeln!(f, "  none in either run")?;
         }
@@ -198,8 +208,34 @@ impl fmt::Display for Diff {
     }
 }
 
+fn write_waited(f: &mut fmt::Formatter<'_>, name: &str, run: &Run) -> fmt::Result {
+    let Some(waited) = run.waited_per_transaction_ms else {
+        return writeln!(f, "  {name}: no transaction");
+    };
+    let retransmissions = run.retransmissions_per_transaction.unwrap_or(0.0);
+    writeln!(
+        f,
+        "  {name}: {} ({} in all; the client's own pace {} left out), {retransmissions:.2} retransmissions",
+        units::duration(waited),
+        units::duration(run.waited_ms),
+        units::duration(run.client_pace_ms)
+    )
+}
+
+fn write_part_change(f: &mut fmt::Formatter<'_>, part: &PartChange) -> fmt::Result {
+    let (before, after) = (part.before_ms.unwrap_or(0.0), part.after_ms.unwrap_or(0.0));
+    writeln!(
+        f,
+        "    {:<24} {} → {} ({})",
+        part.part,
+        units::duration(before),
+        units::duration(after),
+        units::duration_change(after - before)
+    )
+}
+
 fn write_finding_change(f: &mut fmt::Formatter<'_>, finding: &FindingChange) -> fmt::Result {
-    let cost = |found: &FoundOnce| units::duration(found.cost_ms);
+    let cost = |found: &FoundOnce| units::duration(found.cost_per_transaction_ms.unwrap_or(0.0));
     match (finding.change, &finding.before, &finding.after) {
         (Change::Gone, Some(before), _) => {
             writeln!(f, "  gone: {} (cost {} before)", before.title, cost(before))
@@ -207,14 +243,30 @@ fn write_finding_change(f: &mut fmt::Formatter<'_>, finding: &FindingChange) -> 
         (Change::New, _, Some(after)) => {
             writeln!(f, "  new: {} (cost {})", after.title, cost(after))
         }
-        (Change::Still, Some(before), Some(after)) => writeln!(
-            f,
-            "  still: {}: cost {} → {} ({})",
-            finding.kind,
-            cost(before),
-            cost(after),
-            units::duration_change(after.cost_ms - before.cost_ms)
-        ),
+        (Change::WithTheWork, found, other) => {
+            let (run, found) = match (found, other) {
+                (Some(before), _) => ("before", before),
+                (_, Some(after)) => ("after", after),
+                _ => return Ok(()),
+            };
+            writeln!(
+                f,
+                "  {run} only, at the same time per transaction in both: {} (cost {})",
+                found.title,
+                cost(found)
+            )
+        }
+        (Change::Still, Some(before), Some(after)) => {
+            let per_transaction = |found: &FoundOnce| found.cost_per_transaction_ms.unwrap_or(0.0);
+            writeln!(
+                f,
+                "  still: {}: cost {} → {} ({})",
+                finding.kind,
+                cost(before),
+                cost(after),
+                units::duration_change(per_transaction(after) - per_transaction(before))
+            )
+        }
         _ => Ok(()),
     }
 }

@@ -11,7 +11,7 @@ const RUNS = [
   { key: "before", color: "#7f7f7f", dash: [6, 4] },
   { key: "after", color: "#1f77b4", dash: [] },
 ];
-const CHANGE_SEVERITY = { gone: "info", new: "critical", still: "warning" };
+const CHANGE_SEVERITY = { gone: "info", new: "critical", still: "warning", with_the_work: "info" };
 const charts = {};
 
 const plural = (n, word, many = `${word}s`) => `${n.toLocaleString("en")} ${n === 1 ? word : many}`;
@@ -40,7 +40,10 @@ function renderChanges() {
   list.append(...DIFF.findings.map(changeCard));
 }
 
-/** One kind of finding: gone, new, or still there at a changed cost. */
+/**
+ * One kind of finding: gone, new, still there at a changed cost per
+ * transaction, or found in one run only at the same time per transaction.
+ */
 function changeCard(change) {
   const card = el("article", `finding change ${CHANGE_SEVERITY[change.change]}`);
   card.dataset.kind = change.kind;
@@ -59,15 +62,24 @@ function changeCard(change) {
   return card;
 }
 
-/** A finding's cost: none for a summary or a failure, which take no time of their own. */
-const cost = (found) => (found.cost_ms < 0.05 ? "none" : Charts.duration(found.cost_ms));
+/**
+ * A finding's cost per transaction of its run: none for a summary or a
+ * failure, which take no time of their own.
+ */
+const perTransaction = (found) => found.cost_per_transaction_ms ?? 0;
+const cost = (found) =>
+  (perTransaction(found) < 0.0005 ? "none" : `${Charts.duration(perTransaction(found))} per transaction`);
 
 function costText(change) {
   const { before, after } = change;
   if (change.change === "gone") return `Cost ${cost(before)} before; not found after.`;
   if (change.change === "new") return `Not found before; cost ${cost(after)} after.`;
-  const moved = after.cost_ms - before.cost_ms;
-  return `Cost ${cost(before)} before, ${cost(after)} after` + (Math.abs(moved) < 0.05 ? "." : ` (${signed(moved)}).`);
+  if (change.change === "with_the_work") {
+    const [run, found] = before ? ["before", before] : ["after", after];
+    return `Found ${run} only (cost ${cost(found)}), at the same time per transaction in both runs: the amount of work, not a change.`;
+  }
+  const moved = perTransaction(after) - perTransaction(before);
+  return `Cost ${cost(before)} before, ${cost(after)} after` + (Math.abs(moved) < 0.0005 ? "." : ` (${signed(moved)}).`);
 }
 
 // ---- series on shared axes ------------------------------------------------
