@@ -21,7 +21,7 @@ use pipeline::{Analysis, Silent, Stages};
 use serde::Serialize;
 use transactions::{Durations, Ledger, Transaction};
 
-use crate::series::{self, Overlay, Ticks};
+use crate::series::{self, Overlay, Windows};
 use crate::work;
 
 /// What changed from one run to the other.
@@ -115,8 +115,8 @@ pub struct TypeChange {
 
 /// Diagnoses both captures and sets them side by side.
 pub fn diff(before_path: &str, after_path: &str) -> Result<Diff, CaptureError> {
-    let (before, before_ticks) = diagnosed(before_path)?;
-    let (after, after_ticks) = diagnosed(after_path)?;
+    let (before, before_windows) = diagnosed(before_path)?;
+    let (after, after_windows) = diagnosed(after_path)?;
     let runs = [&before, &after].map(|analysis| Work {
         ledger: work::ledger_of(&analysis.transactions),
         transactions: analysis.transactions.len(),
@@ -127,28 +127,37 @@ pub fn diff(before_path: &str, after_path: &str) -> Result<Diff, CaptureError> {
         findings: finding_changes([&before.findings, &after.findings], [&runs[0], &runs[1]]),
         waited: part_changes(&runs[0], &runs[1]),
         transaction_types: type_changes(&before.transactions, &after.transactions),
-        series: series::overlay(before_ticks, after_ticks),
+        series: series::overlay(
+            series::Run {
+                ticks: &before.ticks,
+                windows: &before_windows,
+            },
+            series::Run {
+                ticks: &after.ticks,
+                windows: &after_windows,
+            },
+        ),
     })
 }
 
-/// The full diagnosis of one capture and its series over time; a read that
-/// stopped early is an error.
-fn diagnosed(path: &str) -> Result<(Analysis, Ticks), CaptureError> {
+/// The full diagnosis of one capture, its timeline among it, and the
+/// windows its segments advertised; a read that stopped early is an error.
+fn diagnosed(path: &str) -> Result<(Analysis, Windows), CaptureError> {
     let stages = Stages {
         diagnose: true,
         ..Stages::default()
     };
-    let mut ticks = Ticks::default();
+    let mut windows = Windows::default();
     let mut analysis = pipeline::analyze_observed(
         &[path.to_string()],
         stages,
         Silent,
         |_| {},
-        |segment| ticks.observe(segment),
+        |segment| windows.observe(segment),
     )?;
     match analysis.error.take() {
         Some(error) => Err(error),
-        None => Ok((analysis, ticks)),
+        None => Ok((analysis, windows)),
     }
 }
 

@@ -13,6 +13,9 @@
 
 use serde::Serialize;
 
+mod lowest;
+pub use lowest::Lowest;
+
 /// Bins kept while reading.
 pub const MAX_BINS: usize = 4096;
 /// Ticks a capture is split into when the user sets none: at most this many.
@@ -239,10 +242,7 @@ impl Timeline {
 
     /// Widens the bins to the next round tick, merging their counts.
     fn widen(&mut self) {
-        let next = ROUND_TICKS_NS
-            .into_iter()
-            .find(|&tick| tick > self.bin_ns)
-            .unwrap_or(self.bin_ns.saturating_mul(2));
+        let next = next_round_tick(self.bin_ns);
         let factor = (next / self.bin_ns) as usize;
         self.bins = self.bins.chunks(factor).map(sum).collect();
         self.bin_ns = next;
@@ -303,6 +303,14 @@ impl Timeline {
             })
             .collect()
     }
+}
+
+/// The round tick after `tick_ns`, which `tick_ns` divides when it is round itself.
+pub fn next_round_tick(tick_ns: i64) -> i64 {
+    ROUND_TICKS_NS
+        .into_iter()
+        .find(|&tick| tick > tick_ns)
+        .unwrap_or(tick_ns.saturating_mul(2))
 }
 
 impl Default for Timeline {
