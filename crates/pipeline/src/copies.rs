@@ -23,6 +23,7 @@ use std::hash::Hasher;
 
 use decode::{Endpoint, Flags, Segment};
 use rustc_hash::{FxHashMap, FxHasher};
+use tcp::SeqNumber;
 
 /// How long a packet is remembered, in capture time: far longer than any
 /// delay between two capture points of one path.
@@ -66,11 +67,11 @@ impl Matched {
 #[derive(Debug)]
 struct Numbering {
     source: usize,
-    /// By direction (0 from the lower endpoint): what this file adds to the
-    /// first file's sequence numbers; None until learned.
-    offset: [Option<u32>; 2],
+    /// By direction (0 from the lower endpoint): how far this file's
+    /// sequence numbers lie past the first file's; None until learned.
+    offset: [Option<i32>; 2],
     /// By direction: offsets and the votes each got, while unknown.
-    votes: [Vec<(u32, u32)>; 2],
+    votes: [Vec<(i32, u32)>; 2],
     /// By direction: a packet went unmatched while the numbering was
     /// unknown and another file's packets of that direction were remembered.
     unmatched: [bool; 2],
@@ -109,7 +110,7 @@ impl Flow {
         self.numberings.iter().find(|n| n.source == source)
     }
 
-    fn offset(&self, source: usize, direction: usize) -> Option<u32> {
+    fn offset(&self, source: usize, direction: usize) -> Option<i32> {
         self.numbering(source)?.offset[direction]
     }
 }
@@ -121,8 +122,8 @@ struct Kept {
     flow: u32,
     direction: u8,
     source: usize,
-    seq: u32,
-    ack: Option<u32>,
+    seq: SeqNumber,
+    ack: Option<SeqNumber>,
     len: u32,
     flags: u8,
     print: Option<u64>,
@@ -135,7 +136,7 @@ struct Kept {
 }
 
 /// Where a packet sits among those alike in the reference's numbers.
-type NumberedKey = (u32, u8, u32, u32, u8);
+type NumberedKey = (u32, u8, SeqNumber, u32, u8);
 /// Where a packet sits among those alike in shape: flow, direction, length, flags.
 type ShapeKey = (u32, u8, u32, u8);
 
@@ -146,8 +147,8 @@ struct Arriving {
     flow: u32,
     direction: usize,
     source: usize,
-    seq: u32,
-    ack: Option<u32>,
+    seq: SeqNumber,
+    ack: Option<SeqNumber>,
     len: u32,
     flags: u8,
     print: Option<u64>,
@@ -161,8 +162,8 @@ impl Arriving {
             flow,
             direction: usize::from(segment.src > segment.dst),
             source: segment.source,
-            seq: segment.seq,
-            ack: segment.flags.ack().then_some(segment.ack),
+            seq: SeqNumber(segment.seq),
+            ack: segment.flags.ack().then_some(SeqNumber(segment.ack)),
             len: segment.payload_len,
             flags,
             print: print_of(segment.payload_len, payload),
@@ -276,30 +277,28 @@ impl CopyFilter {
 
     /// `kept`'s sequence number in the reference's terms, and its
     /// acknowledgement number where it has one, when its file's numbering is known.
-    fn in_reference(&self, flow: &Flow, kept: &Kept) -> Option<(u32, Option<u32>)> {
+    fn in_reference(&self, flow: &Flow, kept: &Kept) -> Option<(SeqNumber, Option<SeqNumber>)> {
         let direction = usize::from(kept.direction);
-        let seq = kept.seq.wrapping_sub(flow.offset(kept.source, direction)?);
+        let seq = kept.seq - flow.offset(kept.source, direction)?;
         let ack = kept.ack.and_then(|ack| {
             let offset = flow.offset(kept.source, 1 - direction)?;
-            Some(ack.wrapping_sub(offset))
+            Some(ack - offset)
         });
         Some((seq, ack))
     }
 
     /// The arriving packet's numbers in the reference's terms, as far as known.
-    fn arriving_in_reference(&self, packet: &Arriving) -> Option<(u32, Option<u32>)> {
+    fn arriving_in_reference(&self, packet: &Arriving) -> Option<(SeqNumber, Option<SeqNumber>)> {
         let flow = self.flows.get(&packet.flow)?;
-        let seq = packet
-            .seq
-            .wrapping_sub(flow.offset(packet.source, packet.direction)?);
+        let seq = packet.seq - flow.offset(packet.source, packet.direction)?;
         let ack = packet.ack.and_then(|ack| {
             let offset = flow.offset(packet.source, 1 - packet.direction)?;
-            Some(ack.wrapping_sub(offset))
+            Some(ack - offset)
         });
         Some((seq, ack))
     }
 
-    fn numbered_key(packet: &Arriving, seq: u32) -> NumberedKey {
+    fn numbered_key(packet: &Arriving, seq: SeqNumber) -> NumberedKey {
         (
             packet.flow,
             packet.direction as u8,
@@ -356,18 +355,12 @@ impl CopyFilter {
                 _ if !prints_agree(packet.print, kept.print) => continue,
                 (Some((seq, ack)), None) => Pairing::Teaches {
                     source: kept.source,
-                    seq: kept.seq.wrapping_sub(seq),
-                    ack: kept
-                        .ack
-                        .zip(ack)
-                        .map(|(theirs, ours)| theirs.wrapping_sub(ours)),
+                    seq: kept.seq - seq,
+                    ack: kept.ack.zip(ack).map(|(theirs, ours)| theirs - ours),
                 },
                 (None, Some((kept_seq, kept_ack))) => Pairing::Learns {
-                    seq: packet.seq.wrapping_sub(kept_seq),
-                    ack: packet
-                        .ack
-                        .zip(kept_ack)
-                        .map(|(ours, theirs)| ours.wrapping_sub(theirs)),
+                    seq: packet.seq - kept_seq,
+                    ack: packet.ack.zip(kept_ack).map(|(ours, theirs)| ours - theirs),
                 },
             };
             candidates.push((id, pairing));
@@ -523,16 +516,16 @@ enum Pairing {
     /// the pair says by how much it differs from the reference.
     Teaches {
         source: usize,
-        seq: u32,
-        ack: Option<u32>,
+        seq: i32,
+        ack: Option<i32>,
     },
     /// The arriving packet's file numbers it unknown yet.
-    Learns { seq: u32, ack: Option<u32> },
+    Learns { seq: i32, ack: Option<i32> },
 }
 
 impl Pairing {
     /// The file whose numbering the pair tells, and the sequence offset it implies.
-    fn sequence_offset(self, arriving_source: usize) -> Option<(usize, u32)> {
+    fn sequence_offset(self, arriving_source: usize) -> Option<(usize, i32)> {
         match self {
             Pairing::Exact => None,
             Pairing::Teaches { source, seq, .. } => Some((source, seq)),
@@ -540,7 +533,7 @@ impl Pairing {
         }
     }
 
-    fn ack_offset(self) -> Option<u32> {
+    fn ack_offset(self) -> Option<i32> {
         match self {
             Pairing::Exact => None,
             Pairing::Teaches { ack, .. } | Pairing::Learns { ack, .. } => ack,
@@ -549,7 +542,7 @@ impl Pairing {
 }
 
 /// Adds a vote for `offset` to a direction still unknown; true when it settles it.
-fn count_vote(numbering: &mut Numbering, direction: usize, offset: u32, at_once: bool) -> bool {
+fn count_vote(numbering: &mut Numbering, direction: usize, offset: i32, at_once: bool) -> bool {
     if numbering.offset[direction].is_some() {
         return false;
     }
