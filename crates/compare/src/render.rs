@@ -2,12 +2,12 @@
 
 use std::fmt;
 
-use diagnose::units;
+use diagnose::{units, FindingKind};
 use transactions::Durations;
 
 use crate::diff::{Change, Diff, FindingChange, FoundOnce, PartChange, Run, TypeChange};
 use crate::points::{Comparison, Point, Way};
-use crate::proxy::{Added, Cause, CauseKind, Proxy, SnatExhaustion};
+use crate::proxy::{Added, Cause, Place, Proxy, Resegmented, SnatExhaustion};
 
 impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -350,11 +350,12 @@ impl fmt::Display for Proxy {
             &self.response_added,
         )?;
         writeln!(f, "\nWhy:")?;
-        if self.causes.is_empty() && self.snat.is_none() {
+        let resegmented = resegmentation_sentences(&self.resegmented);
+        if self.causes.is_empty() && resegmented.is_empty() && self.snat.is_none() {
             writeln!(f, "  nothing the proxy did stands out")?;
         }
-        for cause in &self.causes {
-            writeln!(f, "  {}", cause_sentence(cause))?;
+        for sentence in self.causes.iter().map(cause_sentence).chain(resegmented) {
+            writeln!(f, "  {sentence}")?;
         }
         if let Some(snat) = &self.snat {
             write_snat(f, snat)?;
@@ -380,83 +381,82 @@ fn write_added(f: &mut fmt::Formatter<'_>, way: &str, added: &Option<Added>) -> 
 
 fn cause_sentence(cause: &Cause) -> String {
     let exchanges = counted(cause.transactions, "exchange");
+    let connections = counted(cause.transactions, "connection");
     let cost = units::duration(cause.cost_ms);
-    match cause.kind {
-        CauseKind::NagleTowardServer => format!(
-            "Nagle at the proxy toward the server: in {exchanges} the proxy held a small \
-             request segment until the server acknowledged its previous small segment \
-             ({cost} added in all; TCP_NODELAY on the proxy's server side removes it)"
+    let (side, end, message) = match cause.kind.place {
+        Place::ProxyClientSide | Place::Client => ("client", "client", "response"),
+        Place::ProxyServerSide | Place::Server => ("server", "server", "request"),
+    };
+    let at_proxy = matches!(
+        cause.kind.place,
+        Place::ProxyClientSide | Place::ProxyServerSide
+    );
+    match (cause.kind.kind, at_proxy) {
+        (FindingKind::NagleDelayedAck, _) => format!(
+            "Nagle at the proxy toward the {end}: in {exchanges} the proxy held a small \
+             {message} segment until the {end} acknowledged its previous small segment \
+             ({cost} added in all; TCP_NODELAY on the proxy's {side} side removes it)"
         ),
-        CauseKind::NagleTowardClient => format!(
-            "Nagle at the proxy toward the client: in {exchanges} the proxy held a small \
-             response segment until the client acknowledged its previous small segment \
-             ({cost} added in all; TCP_NODELAY on the proxy's client side removes it)"
-        ),
-        CauseKind::PooledConnectionWait => format!(
+        (FindingKind::PoolQueueing, _) => format!(
             "waiting for a pooled connection: in {exchanges} the request was in at the proxy \
              while the back connection that carried it was busy with another exchange, and left \
              only once that exchange's response came ({cost} added in all; more \
              connections in the proxy's pool, or fewer requests at once, remove it)"
         ),
-        CauseKind::WritesCoalesced => format!(
-            "the proxy coalesced writes: in {exchanges} a message left it in fewer segments \
-             than it came in"
+        (FindingKind::ZeroWindow, true) => format!(
+            "the proxy shut its own window toward the {end} on {connections} ({cost} shut): \
+             it took in no more than it could pass on"
         ),
-        CauseKind::WritesSplit => format!(
-            "the proxy split writes: in {exchanges} a message left it in more segments \
-             than it came in"
-        ),
-        CauseKind::ServerZeroWindow => format!(
-            "the server shut its window on the proxy on {} ({} shut)",
-            counted(cause.transactions, "connection"),
-            cost
-        ),
-        CauseKind::ClientZeroWindow => format!(
-            "the client shut its window on the proxy on {} ({} shut)",
-            counted(cause.transactions, "connection"),
-            cost
-        ),
-        CauseKind::ProxyZeroWindow => format!(
-            "the proxy shut its own window on {} ({} shut): it took in no more \
-             than it could pass on",
-            counted(cause.transactions, "connection"),
-            cost
-        ),
-        CauseKind::SlowStartAfterIdleTowardClient => {
-            slow_start_after_idle(cause, "client", "response", "the client's window")
+        (FindingKind::ZeroWindow, false) => {
+            format!("the {end} shut its window on the proxy on {connections} ({cost} shut)")
         }
-        CauseKind::SlowStartAfterIdleTowardServer => {
-            slow_start_after_idle(cause, "server", "request", "the server's window")
+        (FindingKind::SlowStart, _) => {
+            slow_start_after_idle(cause, end, message, &format!("the {end}'s window"))
         }
-        CauseKind::ProxyReceiveWindowForClient => small_window(
+        (FindingKind::ReceiveWindowLimited, true) => {
+            let (sender, fix) = match cause.kind.place {
+                Place::ProxyClientSide => ("the client", "client"),
+                _ => ("the server", "server"),
+            };
+            small_window(
+                cause,
+                &format!("the proxy's small receive window toward the {fix}"),
+                sender,
+                "the proxy",
+                &format!(
+                    "a larger receive buffer on the proxy's {fix} side (SO_RCVBUF, net.ipv4.tcp_rmem)"
+                ),
+            )
+        }
+        (FindingKind::ReceiveWindowLimited, false) => small_window(
             cause,
-            "the proxy's small receive window toward the client",
-            "the client",
+            &format!("the {end}'s small receive window"),
             "the proxy",
-            "a larger receive buffer on the proxy's client side (SO_RCVBUF, net.ipv4.tcp_rmem)",
+            &format!("the {end}"),
+            &format!("a larger receive buffer on the {end}"),
         ),
-        CauseKind::ProxyReceiveWindowForServer => small_window(
-            cause,
-            "the proxy's small receive window toward the server",
-            "the server",
-            "the proxy",
-            "a larger receive buffer on the proxy's server side (SO_RCVBUF, net.ipv4.tcp_rmem)",
-        ),
-        CauseKind::ClientReceiveWindow => small_window(
-            cause,
-            "the client's small receive window",
-            "the proxy",
-            "the client",
-            "a larger receive buffer on the client",
-        ),
-        CauseKind::ServerReceiveWindow => small_window(
-            cause,
-            "the server's small receive window",
-            "the proxy",
-            "the server",
-            "a larger receive buffer on the server",
-        ),
+        (kind, _) => format!("{kind} at the {end}'s side of the proxy: in {exchanges} ({cost})"),
     }
+}
+
+/// What the proxy did to the segmentation of the messages it passed on.
+fn resegmentation_sentences(resegmented: &Resegmented) -> Vec<String> {
+    let mut sentences = Vec::new();
+    if resegmented.coalesced > 0 {
+        sentences.push(format!(
+            "the proxy coalesced writes: in {} a message left it in fewer segments \
+             than it came in",
+            counted(resegmented.coalesced, "exchange")
+        ));
+    }
+    if resegmented.split > 0 {
+        sentences.push(format!(
+            "the proxy split writes: in {} a message left it in more segments \
+             than it came in",
+            counted(resegmented.split, "exchange")
+        ));
+    }
+    sentences
 }
 
 /// A duration among a cause's figures, for a sentence; "?" when not measured.

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use compare::proxy::{CauseKind, Proxy};
+use compare::proxy::{CauseKind, Place, Proxy};
+use diagnose::FindingKind;
 use serde_json::Value;
 
 fn captures_dir() -> PathBuf {
@@ -61,7 +62,12 @@ fn nagle_at_the_proxy_is_named_with_the_time_it_added() {
     let response = proxy.response_added.as_ref().unwrap();
     assert!(response.p50_ms < 1.0, "{response:?}");
     let top = &proxy.causes[0];
-    assert_eq!(top.kind, CauseKind::NagleTowardServer, "{:?}", proxy.causes);
+    assert_eq!(
+        top.kind,
+        CauseKind::new(FindingKind::NagleDelayedAck, Place::ProxyServerSide),
+        "{:?}",
+        proxy.causes
+    );
     assert_eq!(
         top.transactions as u64,
         expect["nagle_holds"].as_u64().unwrap()
@@ -106,7 +112,8 @@ fn snat_exhaustion_behind_the_proxy_is_named_with_its_figures() {
     assert!(!proxy
         .causes
         .iter()
-        .any(|cause| cause.kind == CauseKind::NagleTowardServer));
+        .any(|cause| cause.kind
+            == CauseKind::new(FindingKind::NagleDelayedAck, Place::ProxyServerSide)));
 }
 
 /// The proxy `compare` finds between a scenario's captures, given front first.
@@ -188,7 +195,11 @@ fn a_pooling_proxy_is_paired_exchange_by_exchange_over_its_shared_back_connectio
     );
     // Waiting for a pooled connection is neither Nagle nor a NAT out of ports.
     assert!(
-        cause(&proxy, CauseKind::NagleTowardServer).is_none(),
+        cause(
+            &proxy,
+            CauseKind::new(FindingKind::NagleDelayedAck, Place::ProxyServerSide)
+        )
+        .is_none(),
         "{:?}",
         proxy.causes
     );
@@ -201,7 +212,7 @@ fn slow_start_after_idle_at_the_proxy_is_named_with_the_time_its_twin_saves() {
     let top = &proxy.causes[0];
     assert_eq!(
         top.kind,
-        CauseKind::SlowStartAfterIdleTowardClient,
+        CauseKind::new(FindingKind::SlowStart, Place::ProxyClientSide),
         "{:?}",
         proxy.causes
     );
@@ -225,7 +236,11 @@ fn slow_start_after_idle_at_the_proxy_is_named_with_the_time_its_twin_saves() {
 
     let (twin, _) = proxy_front_first(expect["twin"].as_str().unwrap().trim_end_matches(".json"));
     assert!(
-        cause(&twin, CauseKind::SlowStartAfterIdleTowardClient).is_none(),
+        cause(
+            &twin,
+            CauseKind::new(FindingKind::SlowStart, Place::ProxyClientSide)
+        )
+        .is_none(),
         "{:?}",
         twin.causes
     );
@@ -237,7 +252,7 @@ fn a_small_receive_window_at_the_proxy_is_named_with_the_time_the_client_waited(
     let top = &proxy.causes[0];
     assert_eq!(
         top.kind,
-        CauseKind::ProxyReceiveWindowForClient,
+        CauseKind::new(FindingKind::ReceiveWindowLimited, Place::ProxyClientSide),
         "{:?}",
         proxy.causes
     );
@@ -253,8 +268,8 @@ fn a_small_receive_window_at_the_proxy_is_named_with_the_time_the_client_waited(
     );
     let (twin, _) = proxy_front_first(expect["twin"].as_str().unwrap().trim_end_matches(".json"));
     let windows = [
-        CauseKind::ProxyReceiveWindowForClient,
-        CauseKind::ProxyReceiveWindowForServer,
+        CauseKind::new(FindingKind::ReceiveWindowLimited, Place::ProxyClientSide),
+        CauseKind::new(FindingKind::ReceiveWindowLimited, Place::ProxyServerSide),
     ];
     assert!(
         twin.causes.iter().all(|c| !windows.contains(&c.kind)),

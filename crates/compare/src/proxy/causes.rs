@@ -1,12 +1,14 @@
 //! What the proxy did to each exchange it carried, read from the segments
-//! it sent on the far side: a small segment held until the ACK of its
-//! previous one (Nagle), the bytes of one message in fewer or more segments
-//! than they came in (writes coalesced or split), a sender starting again
+//! it sent on the far side, each named as the diagnosis names its kind of
+//! finding: a small segment held until the ACK of its previous one (Nagle),
+//! a request queued for a busy pooled connection, a sender starting again
 //! from its initial window after idle (slow start after idle), a window one
-//! side kept small or shut.
+//! side kept small or shut; and the bytes of one message in fewer or more
+//! segments than they came in (writes coalesced or split).
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use diagnose::FindingKind;
 use serde::Serialize;
 use tcp::stack::LINUX_RTO_MIN_NS;
 use tcp::{Direction, Lacked, Release, SegmentView, Wait};
@@ -15,52 +17,56 @@ use transactions::Transaction;
 use super::pairing::Carried;
 use super::side::Side;
 
-/// Something the proxy did that cost time or changed the traffic.
+/// Something that cost an exchange time at the proxy: a kind of finding,
+/// as the diagnosis names it, and where it happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct CauseKind {
+    /// `nagle_delayed_ack`: a small segment held until the ACK of the
+    /// previous one. `pool_queueing`: a request queued for a pooled back
+    /// connection still busy with another exchange. `zero_window`: a window
+    /// shut. `slow_start`: a message sent from the initial window again
+    /// after an idle gap longer than the retransmission timeout, with the
+    /// message already in hand and the receiver's window open (Linux's
+    /// `net.ipv4.tcp_slow_start_after_idle`). `receive_window_limited`: an
+    /// open but small window that each flight filled, waiting for the ACK
+    /// that opened it again.
+    pub kind: FindingKind,
+    pub place: Place,
+}
+
+impl CauseKind {
+    pub fn new(kind: FindingKind, place: Place) -> Self {
+        CauseKind { kind, place }
+    }
+}
+
+/// Where a cause took hold: the proxy on one of its sides (what it sent
+/// there, or the window it advertised there), or an end (the window it
+/// advertised to the proxy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CauseKind {
-    /// The proxy held a small request segment toward the server until the
-    /// server acknowledged its previous small segment.
-    NagleTowardServer,
-    /// The same, a response segment toward the client.
-    NagleTowardClient,
-    /// The request waited at the proxy for a back connection of its pool to
-    /// come free: it was in while the previous exchange on that connection
-    /// still waited for its response, and left only after that response.
-    PooledConnectionWait,
-    /// A message left the proxy in fewer segments than it came in.
-    WritesCoalesced,
-    /// A message left the proxy in more segments than it came in.
-    WritesSplit,
-    /// The server shut its receive window on the proxy.
-    ServerZeroWindow,
-    /// The client shut its receive window on the proxy.
-    ClientZeroWindow,
-    /// The proxy shut its receive window on the client or the server: it
-    /// took in no more than it could pass on.
-    ProxyZeroWindow,
-    /// After an idle gap longer than its retransmission timeout the proxy
-    /// sent a response from its initial window again, growing it a round
-    /// trip at a time, with the response already in hand and the client's
-    /// window open (Linux's `net.ipv4.tcp_slow_start_after_idle`).
-    SlowStartAfterIdleTowardClient,
-    /// The same, a request toward the server.
-    SlowStartAfterIdleTowardServer,
-    /// The proxy's receive window toward the client, open but small, held
-    /// the requests the client sent it: each flight filled it and waited
-    /// for the ACK that opened it again.
-    ProxyReceiveWindowForClient,
-    /// The same toward the server, holding its responses.
-    ProxyReceiveWindowForServer,
-    /// The client's small window held the responses the proxy sent it.
-    ClientReceiveWindow,
-    /// The server's small window held the requests the proxy sent it.
-    ServerReceiveWindow,
+pub enum Place {
+    /// The proxy on its side toward the client.
+    ProxyClientSide,
+    /// The proxy on its side toward the server.
+    ProxyServerSide,
+    Client,
+    Server,
+}
+
+/// Exchanges whose messages the proxy sent on in fewer segments than they
+/// came in (writes coalesced), or in more (writes split): no time of its
+/// own, but what it did to the traffic.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Resegmented {
+    pub coalesced: usize,
+    pub split: usize,
 }
 
 /// One cause, summed over the exchanges it touched.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
+    #[serde(flatten)]
     pub kind: CauseKind,
     pub transactions: usize,
     /// The proxy's added time in those exchanges (the time the window was
@@ -165,20 +171,19 @@ impl Exchange<'_> {
     pub fn causes(&self, front: &Side, back: &Side) -> Vec<Shown> {
         let mut causes = self.nagle(front, back);
         causes.extend(self.pooled_connection_wait(back));
-        causes.extend(self.segmentation());
         let request = Some(self.request_legs(front, back));
         let response = self.response_legs(front, back);
         let ways = [
-            (request, CauseKind::SlowStartAfterIdleTowardServer),
-            (response, CauseKind::SlowStartAfterIdleTowardClient),
+            (request, Place::ProxyServerSide),
+            (response, Place::ProxyClientSide),
         ];
-        for (legs, kind) in ways {
+        for (legs, place) in ways {
             let Some((came_in, went_out)) = legs else {
                 continue;
             };
             if let Some((cost_ms, figures)) = slow_start_after_idle(came_in, went_out) {
                 causes.push(Shown {
-                    kind,
+                    kind: CauseKind::new(FindingKind::SlowStart, place),
                     cost_ms,
                     figures,
                 });
@@ -186,15 +191,15 @@ impl Exchange<'_> {
         }
         // The proxy receives one leg of each message and sends the other on.
         let windows = [
-            request.map(|(into, on)| (into, Some(on), CauseKind::ProxyReceiveWindowForClient)),
-            request.map(|(_, out)| (out, None, CauseKind::ServerReceiveWindow)),
-            response.map(|(into, on)| (into, Some(on), CauseKind::ProxyReceiveWindowForServer)),
-            response.map(|(_, out)| (out, None, CauseKind::ClientReceiveWindow)),
+            request.map(|(into, on)| (into, Some(on), Place::ProxyClientSide)),
+            request.map(|(_, out)| (out, None, Place::Server)),
+            response.map(|(into, on)| (into, Some(on), Place::ProxyServerSide)),
+            response.map(|(_, out)| (out, None, Place::Client)),
         ];
-        for (leg, passed_on, kind) in windows.into_iter().flatten() {
+        for (leg, passed_on, place) in windows.into_iter().flatten() {
             if let Some((cost_ms, figures)) = held_by_receive_window(leg, passed_on) {
                 causes.push(Shown {
-                    kind,
+                    kind: CauseKind::new(FindingKind::ReceiveWindowLimited, place),
                     cost_ms,
                     figures,
                 });
@@ -245,15 +250,14 @@ impl Exchange<'_> {
         let mut causes = Vec::new();
         let (_, request_out) = self.request_legs(front, back);
         if held_by_nagle(request_out) {
-            causes.push(Shown::of(
-                CauseKind::NagleTowardServer,
-                self.request_added_ms(),
-            ));
+            let kind = CauseKind::new(FindingKind::NagleDelayedAck, Place::ProxyServerSide);
+            causes.push(Shown::of(kind, self.request_added_ms()));
         }
         if let Some((_, response_out)) = self.response_legs(front, back) {
             if held_by_nagle(response_out) {
                 let added = self.response_added_ms().unwrap_or(0.0);
-                causes.push(Shown::of(CauseKind::NagleTowardClient, added));
+                let kind = CauseKind::new(FindingKind::NagleDelayedAck, Place::ProxyClientSide);
+                causes.push(Shown::of(kind, added));
             }
         }
         causes
@@ -269,12 +273,13 @@ impl Exchange<'_> {
             .get((self.back.index as usize).checked_sub(2)?)?;
         let free_ns = previous.response_end_ns?;
         let queued = self.front.request_end_ns < free_ns && free_ns <= self.back.request_start_ns;
-        queued.then(|| Shown::of(CauseKind::PooledConnectionWait, self.request_added_ms()))
+        let kind = CauseKind::new(FindingKind::PoolQueueing, Place::ProxyServerSide);
+        queued.then(|| Shown::of(kind, self.request_added_ms()))
     }
 
-    /// A message sent on in fewer or more segments than it came in.
-    fn segmentation(&self) -> Vec<Shown> {
-        let mut causes = Vec::new();
+    /// Its messages sent on in fewer or more segments than they came in.
+    pub fn resegmented(&self) -> Resegmented {
+        let mut resegmented = Resegmented::default();
         let segmentation = [
             (self.front.request_packets, self.back.request_packets),
             (self.back.response_packets, self.front.response_packets),
@@ -284,12 +289,12 @@ impl Exchange<'_> {
                 continue;
             }
             match went_out.cmp(&came_in) {
-                std::cmp::Ordering::Less => causes.push(Shown::of(CauseKind::WritesCoalesced, 0.0)),
-                std::cmp::Ordering::Greater => causes.push(Shown::of(CauseKind::WritesSplit, 0.0)),
+                std::cmp::Ordering::Less => resegmented.coalesced = 1,
+                std::cmp::Ordering::Greater => resegmented.split = 1,
                 std::cmp::Ordering::Equal => {}
             }
         }
-        causes
+        resegmented
     }
 }
 
@@ -522,7 +527,8 @@ pub fn zero_windows(front: &Side, back: &Side, carried: &[Carried]) -> Vec<Cause
     let front_ids: BTreeSet<u64> = carried.iter().map(|c| c.front_connection).collect();
     let back_ids: BTreeSet<u64> = carried.iter().map(|c| c.back_connection).collect();
     let mut causes: Vec<Cause> = Vec::new();
-    let mut add = |kind: CauseKind, shut: &tcp::DirectionSummary| {
+    let mut add = |place: Place, shut: &tcp::DirectionSummary| {
+        let kind = CauseKind::new(FindingKind::ZeroWindow, place);
         if shut.zero_windows == 0 {
             return;
         }
@@ -541,12 +547,12 @@ pub fn zero_windows(front: &Side, back: &Side, carried: &[Carried]) -> Vec<Cause
     };
     // A direction's zero windows are those its sender advertised.
     for connection in front_ids.iter().filter_map(|&id| front.connection(id)) {
-        add(CauseKind::ClientZeroWindow, &connection.client_to_server);
-        add(CauseKind::ProxyZeroWindow, &connection.server_to_client);
+        add(Place::Client, &connection.client_to_server);
+        add(Place::ProxyClientSide, &connection.server_to_client);
     }
     for connection in back_ids.iter().filter_map(|&id| back.connection(id)) {
-        add(CauseKind::ProxyZeroWindow, &connection.client_to_server);
-        add(CauseKind::ServerZeroWindow, &connection.server_to_client);
+        add(Place::ProxyServerSide, &connection.client_to_server);
+        add(Place::Server, &connection.server_to_client);
     }
     causes
 }

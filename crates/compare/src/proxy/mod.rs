@@ -19,7 +19,7 @@ use capture::CaptureError;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-pub use causes::{Cause, CauseKind};
+pub use causes::{Cause, CauseKind, Place, Resegmented};
 pub use snat::SnatExhaustion;
 
 use causes::Exchange;
@@ -56,6 +56,8 @@ pub struct Proxy {
     pub response_added: Option<Added>,
     /// The costliest first.
     pub causes: Vec<Cause>,
+    /// Exchanges whose messages the proxy sent on in fewer or more segments.
+    pub resegmented: Resegmented,
     pub snat: Option<SnatExhaustion>,
     /// Every exchange paired, in the order the front saw their requests.
     pub exchanges: Vec<ExchangeTimes>,
@@ -135,6 +137,7 @@ fn analyse(front: &Side, back: &Side) -> Option<Proxy> {
         return None;
     }
     let mut exchanges: Vec<ExchangeTimes> = Vec::new();
+    let mut resegmented = Resegmented::default();
     let mut by_cause: BTreeMap<CauseKind, (Cause, BTreeMap<&'static str, Vec<f64>>)> =
         BTreeMap::new();
     for c in &carried {
@@ -145,6 +148,9 @@ fn analyse(front: &Side, back: &Side) -> Option<Proxy> {
             back: &back.transactions_of(c.back_connection)[c.back],
         };
         let causes = exchange.causes(front, back);
+        let this_one = exchange.resegmented();
+        resegmented.coalesced += this_one.coalesced;
+        resegmented.split += this_one.split;
         for shown in &causes {
             let (cause, figures) = by_cause.entry(shown.kind).or_insert_with(|| {
                 let cause = Cause {
@@ -219,6 +225,7 @@ fn analyse(front: &Side, back: &Side) -> Option<Proxy> {
                 .collect(),
         ),
         causes,
+        resegmented,
         snat: snat::exhaustion(back, &arrivals),
         exchanges,
     })
