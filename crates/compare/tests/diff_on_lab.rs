@@ -14,13 +14,28 @@ fn captures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/captures")
 }
 
+/// The pair recorded for this crate's tests (see tests/captures/README.md).
+fn own_captures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/captures")
+}
+
+/// A scenario's manifest, from the lab's captures or this crate's own.
 fn manifest(scenario: &str) -> Value {
-    let text = std::fs::read_to_string(captures_dir().join(format!("{scenario}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
+    let name = format!("{scenario}.json");
+    let path = [captures_dir(), own_captures_dir()]
+        .into_iter()
+        .map(|dir| dir.join(&name))
+        .find(|path| path.exists())
+        .unwrap();
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let capture = path.with_file_name(manifest["capture"].as_str().unwrap());
+    manifest["path"] = Value::String(capture.to_string_lossy().into_owned());
+    manifest
 }
 
 fn diffed(before: &Value, after: &Value) -> Diff {
-    let path = |m: &Value| captures_dir().join(m["capture"].as_str().unwrap());
+    let path = |m: &Value| PathBuf::from(m["path"].as_str().unwrap());
     compare::diff::diff(
         path(before).to_str().unwrap(),
         path(after).to_str().unwrap(),
