@@ -78,14 +78,13 @@ pub struct Inputs<'a> {
 impl Inputs<'_> {
     /// The time at stake: every transaction's ledger but the client's think
     /// time between turns, and the time connections that never opened spent trying.
-    fn total_ms(&self) -> f64 {
+    fn total_ms(&self, failed: &detectors::FailedSetups) -> f64 {
         let ledgers: f64 = self
             .transactions
             .iter()
             .map(|t| charges::at_stake_ms(&t.ledger))
             .sum();
-        let failed: f64 = detectors::failed_setups_ms(self);
-        ledgers + failed
+        ledgers + failed.ms
     }
 
     pub(crate) fn connection(&self, id: u64) -> Option<&ConnectionSummary> {
@@ -105,7 +104,8 @@ impl Inputs<'_> {
 /// Every finding, the loudest first; within a severity failures first, then
 /// faults, then by the costliest action, then the costliest. None when [`Inputs::give_up`] stopped it.
 pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
-    let total_ms = inputs.total_ms().max(f64::MIN_POSITIVE);
+    let failed = detectors::FailedSetups::of(inputs);
+    let total_ms = inputs.total_ms(&failed).max(f64::MIN_POSITIVE);
     let context = patterns::context(inputs);
     if (inputs.give_up)() {
         return None;
@@ -151,7 +151,7 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
     let setup_ms = totals
         .get(&Cause::SetupFailure)
         .map_or(0.0, |total| total.cost_ms);
-    findings.extend(detectors::structural(inputs, setup_ms, total_ms));
+    findings.extend(detectors::structural(inputs, setup_ms, &failed, total_ms));
     findings.extend(describe::summary(inputs, &totals));
     // Within a severity, what failed outright (requests, connections that
     // never opened) comes first, then a fault that a person would notice

@@ -19,17 +19,23 @@ use transactions::{ConnectionLedger, Part};
 pub use options::black_holed;
 pub use pool::PoolQueueing;
 pub use saturation::Saturation;
-pub use setup::failed_setups_ms;
+pub use setup::FailedSetups;
 
 use crate::charges::shows_queue;
 use crate::rules::BULK_BYTES;
 use crate::{Finding, Inputs};
 
 /// The structural findings, with `setup_ms` the ledger's SYN-retry time of
-/// connections that did open and `total_ms` the time at stake.
-pub fn structural(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Vec<Finding> {
+/// connections that did open, `failed` those that did not, and `total_ms`
+/// the time at stake.
+pub fn structural(
+    inputs: &Inputs,
+    setup_ms: f64,
+    failed: &FailedSetups,
+    total_ms: f64,
+) -> Vec<Finding> {
     [
-        setup::setup_failures(inputs, setup_ms, total_ms),
+        setup::setup_failures(inputs, setup_ms, failed, total_ms),
         port_reuse::port_reuse(inputs),
         options::tcp_options(inputs),
         syn_flood::syn_flood(inputs),

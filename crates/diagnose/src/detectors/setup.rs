@@ -37,15 +37,25 @@ fn trouble(c: &ConnectionSummary) -> Option<Trouble> {
     }
 }
 
-/// Time connections spent failing to open (never answered, refused,
-/// abandoned) or, once open, waiting unanswered until reset.
-pub fn failed_setups_ms(inputs: &Inputs) -> f64 {
-    let refusal_waits = refusal_waits_ms(inputs.connections);
-    inputs
-        .connections
-        .iter()
-        .map(|c| unanswered_ms(inputs, c, &refusal_waits))
-        .sum()
+/// Connections that failed to open (never answered, refused, abandoned)
+/// or, once open, waited unanswered until reset: worked out once for a
+/// diagnosis, for the time at stake and for their finding.
+pub struct FailedSetups {
+    refusal_waits: RefusalWaits,
+    /// The time they spent failing.
+    pub ms: f64,
+}
+
+impl FailedSetups {
+    pub fn of(inputs: &Inputs) -> Self {
+        let refusal_waits = refusal_waits_ms(inputs.connections);
+        let ms = inputs
+            .connections
+            .iter()
+            .map(|c| unanswered_ms(inputs, c, &refusal_waits))
+            .sum();
+        FailedSetups { refusal_waits, ms }
+    }
 }
 
 /// A connection's time outside its ledger when it failed: all of it for one
@@ -121,13 +131,19 @@ fn waited_severity(
 
 /// Connections that failed to open or waited for SYN retries; `setup_ms` is
 /// the SYN-retry time the ledgers charged to setup, `total_ms` the time at stake.
-pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<Finding> {
+pub fn setup_failures(
+    inputs: &Inputs,
+    setup_ms: f64,
+    failed: &FailedSetups,
+    total_ms: f64,
+) -> Option<Finding> {
     let troubled: Vec<(&ConnectionSummary, Trouble)> = inputs
         .connections
         .iter()
         .filter_map(|c| Some((c, trouble(c)?)))
         .collect();
-    let cost = setup_ms + failed_setups_ms(inputs);
+    let cost = setup_ms + failed.ms;
+    let refusal_waits = &failed.refusal_waits;
     if troubled.is_empty() || cost <= 0.0 {
         return None;
     }
@@ -156,7 +172,6 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         .iter()
         .max_by_key(|c| c.handshake.syn_retries_ns.len());
     let load = failures_against_load(inputs.connections);
-    let refusal_waits = refusal_waits_ms(inputs.connections);
     let mut clauses = Vec::new();
     if let Some(c) = most_retried {
         clauses.push(format!(
@@ -216,12 +231,12 @@ pub fn setup_failures(inputs: &Inputs, setup_ms: f64, total_ms: f64) -> Option<F
         .iter()
         .filter(|(c, _)| c.state.failed_setup())
         .count();
-    found.severity = waited_severity(&troubled, &refusal_waits, cost, total_ms).max(
+    found.severity = waited_severity(&troubled, refusal_waits, cost, total_ms).max(
         rules::setup_failure_severity(never_opened, inputs.connections.len()),
     );
     let worst_attempt = troubled
         .iter()
-        .map(|(c, _)| setup_wait_ms(c).max(unanswered_ms(inputs, c, &refusal_waits)))
+        .map(|(c, _)| setup_wait_ms(c).max(unanswered_ms(inputs, c, refusal_waits)))
         .fold(0.0, f64::max);
     found.figures.insert("per_action_ms", per_connection);
     found.figures.insert("worst_action_ms", worst_attempt);
