@@ -52,10 +52,7 @@ impl CauseTotal {
         if self.last_charged != Some(key) {
             self.last_charged = Some(key);
             self.touched_ms += at_stake_ms(&transaction.ledger);
-            let end = transaction
-                .response_end_ns
-                .unwrap_or(transaction.request_end_ns);
-            self.spans.push((transaction.request_start_ns, end));
+            self.spans.push(ledger_span(transaction));
             self.per_transaction.push((action, 0.0));
         }
         if let Some((_, cost)) = self.per_transaction.last_mut() {
@@ -137,6 +134,17 @@ impl CauseTotal {
     pub fn median_per_transaction_ms(&self) -> f64 {
         crate::median(self.costs().collect())
     }
+}
+
+/// When a transaction's ledger time ran: from the end of the transaction
+/// before it on its connection (or its first SYN) to the last byte of its
+/// answer, so that waits before the request (a SYN sent again) are in it.
+fn ledger_span(transaction: &Transaction) -> (i64, i64) {
+    let end = transaction
+        .response_end_ns
+        .unwrap_or(transaction.request_end_ns);
+    let start = end - (transaction.ledger.total_ms() * 1e6).round() as i64;
+    (start.min(transaction.request_start_ns), end)
 }
 
 /// The length of time the spans cover together.

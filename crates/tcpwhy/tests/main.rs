@@ -29,6 +29,7 @@ mod transactions_on_lab;
 mod transactions_on_ppa;
 mod two_captures_cli;
 mod usage;
+mod waits_at_once;
 mod wireshark_agreement;
 mod wireshark_filters;
 

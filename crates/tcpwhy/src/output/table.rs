@@ -290,11 +290,23 @@ fn cost_line(f: &diagnose::Finding) -> String {
         format!("no time of its own; {touched}")
     } else {
         format!(
-            "cost {} ({}% of the time at stake){}, {touched}",
+            "cost {}{} ({}% of the time at stake){}, {touched}",
             duration_ms(f.cost_ms),
+            by_the_clock(f),
             fixed(100.0 * f.share, 0),
             per_action(f)
         )
+    }
+}
+
+/// ` summed, 1.03 s by the clock`: where waits ran at once, the time they
+/// took together, once.
+fn by_the_clock(f: &diagnose::Finding) -> String {
+    match f.figures.get("wall_clock_ms") {
+        Some(&wall) if duration_ms(wall) != duration_ms(f.cost_ms) => {
+            format!(" summed, {} by the clock", duration_ms(wall))
+        }
+        _ => String::new(),
     }
 }
 
