@@ -172,6 +172,15 @@ impl Cause {
         )
     }
 
+    /// Whether the protocol's lengths complete what timing suggests: a small
+    /// segment held until an ACK, where they say its message had begun
+    /// before it, is the second write of one message, the very pattern
+    /// Nagle's algorithm holds back. (For other waits they show only that
+    /// the peer waited, not what held the sender.)
+    pub fn is_shown_by_framing(self) -> bool {
+        self == Cause::NagleDelayedAck
+    }
+
     /// Something that went wrong in the packets (a loss, a shut window, a
     /// connection that did not open or was given up): listed however little
     /// it cost, with its rate.

@@ -87,6 +87,20 @@ impl Inputs<'_> {
         ledgers + failed.ms
     }
 
+    /// Whether the packets show a wait of `cause` whole, not timing alone:
+    /// on some connection its longest stretch ended when an ACK released
+    /// bytes that the protocol's lengths said the peer was waiting for.
+    fn shows_by_framing(&self, cause: Cause) -> bool {
+        cause.is_shown_by_framing()
+            && self.ledgers.iter().any(|ledger| {
+                ledger.stretches.iter().any(|(part, _, longest)| {
+                    longest.inside_message
+                        && longest.ack_frame.is_some()
+                        && cause.evidence_parts().contains(part)
+                })
+            })
+    }
+
     pub(crate) fn connection(&self, id: u64) -> Option<&ConnectionSummary> {
         // Listed by id, which skips those the memory budget left unlisted.
         let direct = self.connections.get(id as usize).filter(|c| c.id == id);
@@ -123,7 +137,8 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
         let severity = if cause.is_benign() {
             Severity::Info
         } else {
-            rules::severity(felt, share, cause.is_seen_in_packets(), cause.is_waste())
+            let seen = cause.is_seen_in_packets() || inputs.shows_by_framing(cause);
+            rules::severity(felt, share, seen, cause.is_waste())
         };
         // An incident is listed however little it cost, with its rate.
         if share < rules::MATTERS_SHARE && severity == Severity::Info && !cause.is_incident() {

@@ -35,8 +35,9 @@ pub struct PerAction {
 
 /// How loud a finding is, from what it cost each action a person waited on
 /// (`felt`), its `share` of the time at stake, whether the packets
-/// themselves show it (`seen`: a resend, a shut window; timing alone may
-/// coincide once) and whether its time is `waste` (time that exists only
+/// themselves show it (`seen`: a resend, a shut window, a small segment
+/// held until an ACK where the protocol's lengths say it was the rest of a
+/// message begun before it; timing alone may coincide once) and whether its time is `waste` (time that exists only
 /// because something is wrong: TCP's waits, loss, stalls, pauses) rather
 /// than time every exchange spends (round trips, transfer, the server's
 /// work). Time is never summed over actions that nobody waited on in

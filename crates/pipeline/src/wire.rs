@@ -528,6 +528,7 @@ wire_struct!(Stretch {
     ack_frame,
     ms,
     ended_by,
+    inside_message,
 });
 wire_struct!(Event {
     frame,

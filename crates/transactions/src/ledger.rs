@@ -220,6 +220,9 @@ pub struct Stretch {
     pub ms: f64,
     /// The direction of the segment that ended it.
     pub ended_by: Direction,
+    /// The protocol's lengths said the sender's message was unfinished
+    /// while it waited: its peer was waiting for the bytes that ended it.
+    pub inside_message: bool,
 }
 
 impl Stretch {
@@ -300,6 +303,7 @@ struct Charges<'a> {
     from_frame: u64,
     to_frame: u64,
     direction: Direction,
+    inside_message: bool,
 }
 
 impl Charges<'_> {
@@ -314,6 +318,7 @@ impl Charges<'_> {
             ack_frame,
             ms,
             ended_by: self.direction,
+            inside_message: self.inside_message,
         };
         match self.evidence.iter_mut().find(|(of, ..)| *of == part) {
             Some((_, count, longest)) => {
@@ -431,6 +436,7 @@ impl Walk {
                     from_frame: cursor.frame,
                     to_frame: segment.frame,
                     direction: segment.direction,
+                    inside_message: framing == Framing::Unfinished,
                 };
                 let pause = pause_part(segment.direction, framing);
                 if charge(&mut self.state, segment, cursor, opens, pause, &mut charges) {
@@ -464,6 +470,7 @@ impl Walk {
             from_frame: cursor.frame,
             to_frame: probe.frame,
             direction: probe.direction,
+            inside_message: false,
         };
         charges.charge(Part::ZeroWindow, ms(cursor.at_ns, probe.at_ns), None);
         self.cursor = Some(probe);
@@ -488,6 +495,7 @@ impl Walk {
                 from_frame: cursor.frame,
                 to_frame: segment.frame,
                 direction: segment.direction,
+                inside_message: false,
             };
             let gap = ms(cursor.at_ns, now);
             let round_trip = segment.rtts.to_receiver_ns + segment.rtts.to_sender_ns;
@@ -529,6 +537,7 @@ impl Walk {
             from_frame: cursor.frame,
             to_frame: segment.frame,
             direction: cursor.direction,
+            inside_message: false,
         };
         charges.charge(Part::Transfer, ms(cursor.at_ns, now), None);
         self.cursor = Some(Cursor {

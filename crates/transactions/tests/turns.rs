@@ -448,3 +448,42 @@ fn an_answer_whose_middle_the_capture_missed_was_sent_without_a_pause() {
     assert_eq!(ledger.get(Part::ServerIdle), 0.0, "{ledger:?}");
     assert!(ledger.get(Part::Transfer) >= 90.0, "{ledger:?}");
 }
+
+/// A client on `port` writes a 2-byte DNS length, then holds the 33-byte
+/// query it announces until the server's delayed ACK (200 ms later) comes:
+/// the connection's longest Nagle stretch.
+fn query_held_by_nagle(port: u16) -> transactions::Stretch {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", &format!("10.0.0.2:{port}"));
+    conn.handshake(&mut trace, 0.0, 2.0);
+    conn.send_bytes(&mut trace, Side::Client, 10.0, &[0, 33]);
+    conn.ack(&mut trace, Side::Server, 211.0);
+    conn.send_bytes(&mut trace, Side::Client, 213.1, &[7; 33]);
+    conn.send(&mut trace, Side::Server, 220.0, 200);
+    let mut tracker = Tracker::new();
+    let mut builder = Builder::new();
+    for frame in trace.captured_frames() {
+        let segment = decode::decode(&frame).unwrap();
+        let view = tracker.process(&segment).unwrap();
+        builder.observe(&view, segment.payload(frame.data), port);
+    }
+    let (_, ledgers) = builder.finish();
+    let nagle = ledgers[0]
+        .stretches
+        .iter()
+        .find(|(part, ..)| *part == Part::Nagle);
+    nagle.expect("a Nagle hold").2
+}
+
+#[test]
+fn a_hold_inside_a_message_its_length_announced_is_marked_so() {
+    let held = query_held_by_nagle(53);
+    assert!(held.inside_message, "{held:?}");
+    assert!(held.ack_frame.is_some(), "{held:?}");
+}
+
+#[test]
+fn a_hold_in_a_protocol_whose_lengths_are_not_read_is_not() {
+    let held = query_held_by_nagle(40_001);
+    assert!(!held.inside_message, "{held:?}");
+}
