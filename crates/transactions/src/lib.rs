@@ -430,7 +430,20 @@ impl Open {
             let end = segment.end();
             if self.request_end_seq.is_none_or(|known| end > known) {
                 self.request_end_seq = Some(end);
+                self.still_sending_after_a_reset();
             }
+        }
+    }
+
+    /// New request bytes after the server's reset: the client was still
+    /// sending, not waiting for an answer, so the reset cut a stream off
+    /// and refused no question (see [`Builder::server_reset`]).
+    fn still_sending_after_a_reset(&mut self) {
+        if self
+            .failure
+            .is_some_and(|failure| failure.kind == FailureKind::ServerReset)
+        {
+            self.failure = None;
         }
     }
 

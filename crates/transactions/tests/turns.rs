@@ -487,3 +487,46 @@ fn a_hold_in_a_protocol_whose_lengths_are_not_read_is_not() {
     let held = query_held_by_nagle(40_001);
     assert!(!held.inside_message, "{held:?}");
 }
+
+/// A client streams `segments` segments; the server resets the connection
+/// with an ACK of all it has; the client's next segments, already on their
+/// way, come after it.
+fn stream_reset(still_coming: u32) -> Vec<Transaction> {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:5201");
+    conn.handshake(&mut trace, 0.0, 2.0);
+    for segment in 0..20 {
+        conn.send(
+            &mut trace,
+            Side::Client,
+            10.0 + f64::from(segment) * 0.1,
+            1448,
+        );
+    }
+    conn.rst(&mut trace, Side::Server, 13.0);
+    for segment in 0..still_coming {
+        conn.send(
+            &mut trace,
+            Side::Client,
+            13.1 + f64::from(segment) * 0.1,
+            1448,
+        );
+    }
+    transactions_of(&trace)
+}
+
+#[test]
+fn a_reset_answering_a_request_fails_it() {
+    let transactions = stream_reset(0);
+    let failure = transactions[0]
+        .failure
+        .expect("the reset fails the request");
+    assert_eq!(failure.kind, transactions::FailureKind::ServerReset);
+}
+
+#[test]
+fn a_reset_cutting_off_a_stream_still_coming_refuses_no_question() {
+    let transactions = stream_reset(3);
+    assert_eq!(transactions.len(), 1, "{transactions:?}");
+    assert_eq!(transactions[0].failure, None, "{:?}", transactions[0]);
+}
