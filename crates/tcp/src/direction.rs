@@ -15,7 +15,7 @@ use crate::release::{AckOfData, Release, ReleaseTracker, SeenAt, ToSender, Wait}
 use crate::rtt::{RttTracker, WindowBound};
 use crate::send_time::{SenderClock, Stamps};
 use crate::seq;
-use crate::stack::RTO_FLOOR_NS;
+use crate::stack::{RTO_FLOOR_NS, UNIX_INITIAL_TTL};
 
 /// Wireshark's fast-retransmission window after the last duplicate ACK.
 const FAST_RETRANSMISSION_WINDOW_NS: i64 = 20_000_000;
@@ -363,7 +363,9 @@ fn track_holes(
 /// The segment as `fwd`'s IP identification counter numbers it: the wire
 /// packets it stands for (segments of the handshake's MSS, when offloading
 /// merged them), and the most `fwd` can have on their way at once, the full
-/// segments the peer's last window holds.
+/// segments the peer's last window holds. A sender whose stack shares its
+/// counter between connections (its TTL started above
+/// [`UNIX_INITIAL_TTL`]) gives no identification to follow.
 fn numbered(fwd: &Half, rev: &Half, segment: &Segment) -> Numbered {
     let wire_packets = fwd
         .release
@@ -371,7 +373,7 @@ fn numbered(fwd: &Half, rev: &Half, segment: &Segment) -> Numbered {
         .map_or(1, |mss| segment.payload_len.div_ceil(mss.max(1)));
     let in_window = rev.window.unwrap_or(0) / u64::from(fwd.release.full_segment());
     Numbered {
-        id: segment.ip_id,
+        id: segment.ip_id.filter(|_| segment.ttl <= UNIX_INITIAL_TTL),
         takes: wire_packets.clamp(1, u32::from(u16::MAX)) as u16,
         most_unseen: in_window.min(u64::from(u16::MAX)) as u16,
     }

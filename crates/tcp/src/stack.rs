@@ -40,6 +40,14 @@ pub const LINUX_RTO_MIN_NS: i64 = 200_000_000;
 /// (`TcpTimedWaitDelay`): a port used again sooner meets it everywhere.
 pub const TIME_WAIT_NS: i64 = 60_000_000_000;
 
+/// The IPv4 TTL that Linux, macOS and the BSDs start their packets with
+/// (`IPDEFTTL`, 64). Windows starts at 128 and routers commonly at 255, and
+/// those number their packets from a counter shared by every connection (to
+/// one destination, or to all): a packet that arrives with more TTL left
+/// came from a stack whose identification steps say nothing of its
+/// connection's own packets.
+pub const UNIX_INITIAL_TTL: u8 = 64;
+
 /// The largest packet Ethernet carries, in bytes (RFC 894).
 pub const ETHERNET_MTU: u16 = 1500;
 /// The MSS a full Ethernet frame allows over IPv4: the MTU less 20 bytes of

@@ -579,6 +579,38 @@ fn a_request_after_an_idle_whose_host_numbered_packets_elsewhere_is_no_resend() 
     );
 }
 
+/// A request a second after packets its host numbered went unseen: from a
+/// stack whose packets start with a TTL of 64 (Linux), a copy lost before
+/// the capture point that a timer resent; from one that starts at 128
+/// (Windows), whose counter every connection shares, a request like any.
+#[test]
+fn a_step_in_the_numbers_of_a_host_that_shares_its_counter_is_no_resend() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:20000");
+    conn.handshake(&mut trace, 0.0, 0.4);
+    for turn in 0..3 {
+        let asked = 10.0 + 10.0 * f64::from(turn);
+        conn.send(&mut trace, Side::Client, asked, 24);
+        conn.send(&mut trace, Side::Server, asked + 1.0, 17);
+        conn.ack(&mut trace, Side::Client, asked + 1.2);
+    }
+    conn.lose_packets(Side::Client, 1);
+    conn.send(&mut trace, Side::Client, 1_031.2, 24);
+    let release_with_ttl = |ttl: u8| {
+        let mut tracker = Tracker::new();
+        let mut last = None;
+        for frame in trace.captured_frames() {
+            let mut segment = decode::decode(&frame).expect("scripted frames are TCP");
+            segment.ttl = ttl;
+            last = tracker.process(&segment);
+        }
+        last.and_then(|view| view.wait).map(|wait| wait.ended_by)
+    };
+    let resent = Some(tcp::Release::Timer { tail: true });
+    assert_eq!(release_with_ttl(64), resent);
+    assert_ne!(release_with_ttl(128), resent);
+}
+
 /// A server answers, and half a minute later the client says goodbye (its
 /// FIN); the server's close message passes the tap as soon as the FIN
 /// could reach the server and its answer come back, one number of its IP
