@@ -3,10 +3,11 @@
 //!
 //! People notice delay per action (a request, a page, a keystroke), not
 //! summed over actions nobody waited on in sequence. A client that asks
-//! again within one round trip of an answer did not stop between the two:
-//! whoever waited for the first waits for the second as well, so their
-//! waits add up. A client that took longer (a person thinking, a poll on a
-//! timer, a program doing other work) began another action.
+//! again within one round trip of an answer, and a host's time to act on
+//! it, did not stop between the two: whoever waited for the first waits
+//! for the second as well, so their waits add up. A client that took
+//! longer (a person thinking, a poll on a timer, a program doing other
+//! work) began another action.
 
 use rustc_hash::FxHashMap;
 use tcp::ConnectionSummary;
@@ -27,7 +28,7 @@ pub fn of(connections: &[ConnectionSummary], transactions: &[Transaction]) -> Ve
         .iter()
         .map(|t| {
             let round_trip = round_trips.get(&t.connection).copied().unwrap_or(0.0);
-            let follows = t.index > 1 && clients_own_time_ms(t) <= round_trip;
+            let follows = t.index > 1 && clients_own_time_ms(t) <= round_trip + HOST_REACTION_MS;
             match current.get(&t.connection) {
                 Some(&action) if follows => action,
                 _ => {
@@ -40,6 +41,11 @@ pub fn of(connections: &[ConnectionSummary], transactions: &[Transaction]) -> Ve
         })
         .collect()
 }
+
+/// A host's own time to act on what it received (see
+/// [`tcp::stack::HOST_REACTION_NS`]): a program asking again this soon did
+/// not stop, however short the path.
+const HOST_REACTION_MS: f64 = tcp::stack::HOST_REACTION_NS as f64 / 1e6;
 
 /// The time the client took of its own before and while asking: between
 /// the answer before and this request, and inside the request where no one

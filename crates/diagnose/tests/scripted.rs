@@ -270,3 +270,33 @@ fn a_nagle_wait_names_the_delayed_ack_only_when_a_delayed_ack_timer_held_the_ack
         "{title}"
     );
 }
+
+/// A program on a 0.2 ms path asks 40 times, each answer taking the server
+/// 20 ms, and asks again `own_ms` after each answer.
+fn program_asking_again_after(own_ms: f64) -> Trace {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 0.2);
+    let mut at = 1.0;
+    for _ in 0..40 {
+        conn.send(&mut trace, Side::Client, at, 100);
+        conn.send(&mut trace, Side::Server, at + 20.1, 200);
+        at += 20.1 + own_ms;
+    }
+    trace
+}
+
+/// The actions the server's time touched, and its transactions.
+fn server_actions(own_ms: f64) -> (f64, f64) {
+    let found = findings(&program_asking_again_after(own_ms));
+    let server = of_kind(&found, FindingKind::ServerThinkTime).expect("the server's time");
+    (server.figures["actions"], server.transactions as f64)
+}
+
+#[test]
+fn a_program_asking_again_within_a_hosts_time_to_act_makes_one_action() {
+    assert_eq!(server_actions(1.0).0, 1.0);
+    let (actions, transactions) = server_actions(50.0);
+    assert!(transactions >= 39.0, "{transactions}");
+    assert_eq!(actions, transactions);
+}
