@@ -2,7 +2,8 @@
 //! DNS over TCP (RFC 1035 §4.2.2), SMB's NetBIOS session header (RFC 1002
 //! §4.3.1; port 445 keeps its four bytes), PostgreSQL (its frontend/backend
 //! protocol, version 3), memcached's binary protocol, Modbus/TCP's MBAP
-//! header and TPKT (RFC 1006: ISO transport over TCP, under S7 and RDP).
+//! header, TPKT (RFC 1006: ISO transport over TCP, under S7 and RDP) and
+//! connection-oriented DCE/RPC (C706, chapter 12: Windows RPC, MAPI, DCOM).
 
 use super::{Asks, Completed, Framing, Step};
 
@@ -22,6 +23,7 @@ pub enum Lengths {
     MemcachedBinary,
     Modbus,
     Tpkt,
+    DceRpc,
 }
 
 /// PostgreSQL's protocol version 3.0, as a startup message states it
@@ -32,6 +34,24 @@ const POSTGRES_PROTOCOL_3: u32 = 196_608;
 /// A TPKT packet this long holds a COTP data TPDU's three-byte header and
 /// no data: it carries nothing to answer.
 const TPKT_EMPTY_DATA: u32 = 7;
+
+/// DCE/RPC packet types that ask for an answer: a request, a bind and an
+/// alter-context (C706, 12.6.4). The rest answer one (a response, a fault,
+/// a bind's acknowledgement or refusal) or ask nothing (auth3, shutdown,
+/// cancel, orphaned).
+const DCERPC_ASKING: [u8; 3] = [0, 11, 14];
+
+/// The flag of a DCE/RPC fragment that ends its call's message.
+const DCERPC_LAST_FRAGMENT: u8 = 0x02;
+
+/// Whether `first` opens a connection-oriented DCE/RPC packet: version 5.0,
+/// a packet type C706 defines, and a fragment at least a header long.
+pub fn starts_dcerpc(first: &[u8]) -> bool {
+    first.len() >= 16
+        && first[..2] == [5, 0]
+        && first[2] <= 19
+        && Lengths::DceRpc.body_len(&first[..10]).is_some()
+}
 
 /// memcached binary opcodes that ask for no answer: the quiet variants
 /// (answered only on a miss or an error, or at the next non-quiet one) and quitq.
@@ -52,6 +72,9 @@ impl Lengths {
             Lengths::Modbus => 6,
             // Version 3, a reserved byte, then the length of the whole packet.
             Lengths::Tpkt => 4,
+            // Version, minor version, type, flags, data representation,
+            // then the fragment's whole length.
+            Lengths::DceRpc => 10,
         }
     }
 
@@ -78,6 +101,16 @@ impl Lengths {
             Lengths::Tpkt => (header[..2] == [3, 0])
                 .then(|| u64::from(u16::from_be_bytes([header[2], header[3]])).checked_sub(4))
                 .flatten(),
+            Lengths::DceRpc => {
+                let length = [header[8], header[9]];
+                // The data representation's first byte says the byte order.
+                let fragment = if header[4] & 0x10 != 0 {
+                    u16::from_le_bytes(length)
+                } else {
+                    u16::from_be_bytes(length)
+                };
+                (header[..2] == [5, 0] && fragment >= 16).then(|| u64::from(fragment) - 10)
+            }
         }
     }
 
@@ -117,6 +150,9 @@ impl Lengths {
                 (true, Asks::Nothing)
             }
             Lengths::Tpkt => (true, Asks::Answer),
+            Lengths::DceRpc if header[3] & DCERPC_LAST_FRAGMENT == 0 => (false, Asks::Unknown),
+            Lengths::DceRpc if DCERPC_ASKING.contains(&header[2]) => (true, Asks::Answer),
+            Lengths::DceRpc => (true, Asks::Nothing),
         }
     }
 }
@@ -245,6 +281,42 @@ fn encryption_answer(captured: &[u8]) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A DCE/RPC header, little-endian, of `ptype` with `flags`, `length` long in all.
+    fn dcerpc(ptype: u8, flags: u8, length: u16) -> Vec<u8> {
+        let mut header = vec![5, 0, ptype, flags, 0x10, 0, 0, 0];
+        header.extend_from_slice(&length.to_le_bytes());
+        header.extend_from_slice(&[0; 6]);
+        header
+    }
+
+    #[test]
+    fn a_dcerpc_request_asks_and_its_response_answers_whichever_side_sends_it() {
+        for client in [true, false] {
+            let mut side = Prefixed::new(Lengths::DceRpc, client);
+            let request = dcerpc(0, 0x03, 24);
+            assert_eq!(side.take(&request, 16), Step::Framed(Framing::Unfinished));
+            assert_eq!(side.take(&[0; 8], 8), Step::Framed(Framing::Complete));
+            assert_eq!(side.asks(), Some(Asks::Answer));
+            let response = dcerpc(2, 0x03, 16);
+            assert_eq!(side.take(&response, 16), Step::Framed(Framing::Complete));
+            assert_eq!(side.asks(), Some(Asks::Nothing));
+        }
+    }
+
+    #[test]
+    fn a_dcerpc_fragment_before_the_last_leaves_its_message_unfinished() {
+        let mut client = Prefixed::new(Lengths::DceRpc, true);
+        let first_fragment = dcerpc(0, 0x01, 16);
+        assert_eq!(
+            client.take(&first_fragment, 16),
+            Step::Framed(Framing::Unfinished)
+        );
+        assert!(starts_dcerpc(&first_fragment));
+        assert!(!starts_dcerpc(&[
+            5, 0, 0, 3, 0x10, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0
+        ]));
+    }
 
     #[test]
     fn a_dns_message_over_tcp_ends_at_its_length() {

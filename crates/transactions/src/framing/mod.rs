@@ -4,7 +4,7 @@
 //! is provably waiting for the rest. The protocol says so where it states
 //! its messages' lengths: a TLS record's header, an HTTP message's
 //! `Content-Length` or chunked encoding, the length fields of DNS over TCP,
-//! SMB, PostgreSQL, DNP3, Modbus, TPKT (S7, RDP) and memcached's binary
+//! SMB, PostgreSQL, DNP3, Modbus, TPKT (S7, RDP), DCE/RPC and memcached's binary
 //! protocol, RESP's (Redis) and memcached's text framing. For each direction of a connection this
 //! module follows those lengths through the byte stream, in sequence
 //! order, and says after each segment whether the sender's bytes so far end
@@ -132,6 +132,7 @@ enum Protocol {
     Modbus,
     Tpkt,
     Dnp3,
+    DceRpc,
 }
 
 impl Protocol {
@@ -146,6 +147,9 @@ impl Protocol {
         }
         if dnp3::starts(first) {
             return Some(Protocol::Dnp3);
+        }
+        if lengths::starts_dcerpc(first) || server_port == 135 {
+            return Some(Protocol::DceRpc);
         }
         match server_port {
             53 => Some(Protocol::Dns),
@@ -181,6 +185,7 @@ impl Protocol {
             Protocol::Modbus => Reader::Prefixed(Prefixed::new(Lengths::Modbus, client)),
             Protocol::Tpkt => Reader::Prefixed(Prefixed::new(Lengths::Tpkt, client)),
             Protocol::Dnp3 => Reader::Dnp3(dnp3::Frames::new(client)),
+            Protocol::DceRpc => Reader::Prefixed(Prefixed::new(Lengths::DceRpc, client)),
         }
     }
 }
