@@ -400,7 +400,11 @@ impl ReleaseTracker {
         let released = self.last_data_ns().map(|since| {
             let release = self.release(now, end, len, sent_before, to_sender);
             let release = self.growing_burst(release, sent_before);
-            (since, self.window_stopped_growing(release))
+            let idle_ns = now.seen_ns - since;
+            (
+                since,
+                self.window_stopped_growing(release, idle_ns, to_sender),
+            )
         });
         if let Some((_, release)) = released {
             self.small_released_since_peer_data |= self.releases_small(release, len);
@@ -586,26 +590,41 @@ impl ReleaseTracker {
     /// of the ACK clock (one of slack), with no loss, are held by something
     /// else: the receive window, when at their most they filled it (a
     /// sender pacing its segments out stays a segment or two short of the
-    /// edge, so no single one stops at it); else the sender's buffer, which
-    /// each ACK frees only as far as it acknowledges.
-    fn window_stopped_growing(&self, release: Release) -> Release {
+    /// edge, so no single one stops at it). Short of it, the sender's
+    /// buffer, which each ACK frees only as far as it acknowledges, when
+    /// the sender had sent nothing for `idle_ns` of half a round trip or
+    /// more: spreading at least two segments over each round trip, as any
+    /// flow with a window of them does, it would have sent sooner. A sender
+    /// that kept sending more often kept a pace of its own (its pacing, its
+    /// application's writes), and the segment followed its flight.
+    fn window_stopped_growing(
+        &self,
+        release: Release,
+        idle_ns: i64,
+        to_sender: ToSender,
+    ) -> Release {
         match release {
             Release::Ack {
                 at_ns,
                 frame,
                 lacked: Lacked::CongestionWindow { after_loss: false },
-            } if self.peak_in_flight > 0 && self.rounds_since_peak >= 2 => Release::Ack {
-                at_ns,
-                frame,
-                lacked: if self.peak_filled_the_window {
+            } if self.peak_in_flight > 0 && self.rounds_since_peak >= 2 => {
+                let lacked = if self.peak_filled_the_window {
                     Lacked::ReceiveWindow
-                } else {
+                } else if 2 * idle_ns >= to_sender.least_ns + self.to_receiver_ns {
                     Lacked::AllAcked {
                         ack_delayed: false,
                         small_held: false,
                     }
-                },
-            },
+                } else {
+                    return Release::Queued;
+                };
+                Release::Ack {
+                    at_ns,
+                    frame,
+                    lacked,
+                }
+            }
             other => other,
         }
     }
@@ -968,9 +987,11 @@ mod tests {
 
     /// What released the last data of a sender that filled a window of
     /// `window` bytes once (ten segments in flight), then went on two
-    /// segments short of that, sending two as each ACK of two came (the
-    /// first of them released by the ACK).
-    fn paced_two_segments_short_of_its_peak(window: u64) -> Release {
+    /// segments short of that, sending two as each ACK of two came, a
+    /// millisecond apart (the first of them released by the ACK), on a path
+    /// whose round trip from the capture point to the receiver is
+    /// `round_trip_ns`.
+    fn two_segments_short_of_its_peak(window: u64, round_trip_ns: i64) -> Release {
         const MS: i64 = 1_000_000;
         const SEGMENT: u32 = 1000;
         let mut tracker = ReleaseTracker::default();
@@ -980,7 +1001,8 @@ mod tests {
         for (step, segments) in [8, 4, 0].into_iter().chain([2; 20]).enumerate() {
             let at_ns = step as i64 * MS;
             if step > 0 {
-                tracker.acked(ack(at_ns, acked, acked + 2 * SEGMENT, window, sent), 0);
+                let of_two = ack(at_ns, acked, acked + 2 * SEGMENT, window, sent);
+                tracker.acked(of_two, round_trip_ns);
                 acked += 2 * SEGMENT;
             }
             for segment in 0..segments {
@@ -995,19 +1017,28 @@ mod tests {
     }
 
     #[test]
-    fn bytes_in_flight_held_just_short_of_the_window_they_once_filled_waited_for_the_window() {
+    fn bytes_in_flight_held_short_of_the_window_waited_for_it_or_for_the_sender() {
+        const MS: i64 = 1_000_000;
         let lacked = |release| match release {
             Release::Ack { lacked, .. } => Some(lacked),
             _ => None,
         };
         assert_eq!(
-            lacked(paced_two_segments_short_of_its_peak(10_000)),
+            lacked(two_segments_short_of_its_peak(10_000, MS)),
             Some(Lacked::ReceiveWindow)
         );
+        // Far from the window, silent a whole round trip between its pairs:
+        // it waited for the ACK to free its buffer.
         assert!(matches!(
-            lacked(paced_two_segments_short_of_its_peak(100_000)),
+            lacked(two_segments_short_of_its_peak(100_000, MS)),
             Some(Lacked::AllAcked { .. })
         ));
+        // Sending a pair every tenth of a round trip, it kept a pace of its
+        // own, and nothing shows it waiting.
+        assert_eq!(
+            two_segments_short_of_its_peak(100_000, 10 * MS),
+            Release::Queued
+        );
     }
 
     #[test]
