@@ -279,13 +279,15 @@ fn ms(ns: i64) -> f64 {
 }
 
 /// Tukey's far-out fence: above it a value is an outlier of the rest.
+/// With no values, nothing is an outlier.
 fn far_out_fence(mut values: Vec<f64>) -> f64 {
+    let Some(last) = values.len().checked_sub(1) else {
+        return f64::INFINITY;
+    };
     values.sort_by(f64::total_cmp);
-    let quartile = |q: f64| values.get((q * (values.len() - 1) as f64).round() as usize);
-    match (quartile(0.25), quartile(0.75)) {
-        (Some(&q1), Some(&q3)) => q3 + FAR_OUT_IQRS * (q3 - q1),
-        _ => f64::INFINITY,
-    }
+    let quartile = |q: f64| values[(q * last as f64).round() as usize];
+    let (q1, q3) = (quartile(0.25), quartile(0.75));
+    q3 + FAR_OUT_IQRS * (q3 - q1)
 }
 
 /// Slow answers, sorted by start, merged where they overlap in time.
@@ -531,6 +533,13 @@ mod tests {
                 ..Tick::default()
             })
             .collect()
+    }
+
+    #[test]
+    fn nothing_is_an_outlier_of_no_values_and_a_far_value_is_of_close_ones() {
+        assert_eq!(far_out_fence(Vec::new()), f64::INFINITY);
+        let fence = far_out_fence(vec![10.0, 11.0, 12.0, 13.0, 100.0]);
+        assert!((13.0..100.0).contains(&fence));
     }
 
     #[test]
