@@ -114,7 +114,7 @@ impl CauseTotal {
     /// the transactions it touched that ran at once (eight connections
     /// waiting together lose the time once, not eight times).
     pub fn wall_clock_ms(&self) -> f64 {
-        let summed: i64 = self.spans.iter().map(|(from, to)| (to - from).max(0)).sum();
+        let summed: i128 = self.spans.iter().map(|&span| length_ns(span)).sum();
         if summed <= 0 {
             return self.cost_ms;
         }
@@ -148,7 +148,7 @@ fn ledger_span(transaction: &Transaction) -> (i64, i64) {
 }
 
 /// The length of time the spans cover together.
-fn union_ns(spans: &[(i64, i64)]) -> i64 {
+fn union_ns(spans: &[(i64, i64)]) -> i128 {
     let mut sorted = spans.to_vec();
     sorted.sort_unstable();
     let mut covered = 0;
@@ -156,11 +156,16 @@ fn union_ns(spans: &[(i64, i64)]) -> i64 {
     for (from, to) in sorted {
         let from = from.max(reached);
         if to > from {
-            covered += to - from;
+            covered += length_ns((from, to));
             reached = to;
         }
     }
     covered
+}
+
+/// A span's length, in a type that holds any two timestamps' distance.
+fn length_ns((from, to): (i64, i64)) -> i128 {
+    (i128::from(to) - i128::from(from)).max(0)
 }
 
 /// What the capture shows around the ledgers, that some parts' causes depend on.
@@ -507,4 +512,17 @@ pub fn at_stake_ms(ledger: &Ledger) -> f64 {
 /// Distinct connection ids.
 pub fn distinct(ids: impl Iterator<Item = u64>) -> u64 {
     ids.collect::<FxHashSet<u64>>().len() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_that_overlap_are_covered_once_and_any_two_timestamps_have_a_length() {
+        assert_eq!(union_ns(&[(0, 10), (5, 20), (30, 40)]), 30);
+        let widest = (i64::MIN, i64::MAX);
+        assert_eq!(union_ns(&[widest, widest]), i128::from(u64::MAX));
+        assert_eq!(length_ns((10, 0)), 0);
+    }
 }
