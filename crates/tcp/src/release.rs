@@ -541,10 +541,14 @@ impl ReleaseTracker {
             .burst_from
             .map_or(0, |from| sent_before.wrapping_sub(from));
         let initial_window = self.flight <= 1;
-        let growing = self.largest_burst > 0 && burst >= self.largest_burst + self.full_segment();
+        // In 64 bits: a sequence number gone wild makes a burst near 4 GB.
+        let (wide_burst, segment) = (u64::from(burst), u64::from(self.full_segment()));
+        let growing =
+            self.largest_burst > 0 && wide_burst >= u64::from(self.largest_burst) + segment;
         // Below the most the sender ever had out, after a loss: the window
         // the loss cut holds it, not a buffer it had already outgrown.
-        let cut_by_loss = self.loss_seen && burst + self.full_segment() <= self.largest_burst_ever;
+        let cut_by_loss =
+            self.loss_seen && wide_burst + segment <= u64::from(self.largest_burst_ever);
         if let Some((ack, _)) = self.reached {
             self.burst_from = Some(ack.ack_after);
         }
