@@ -123,6 +123,7 @@ fn handshake() -> Vec<FieldRef> {
         optional_time("syn_ack_ns"),
         optional_time("ack_ns"),
         list("syn_retries_ns", timestamp_type()),
+        int("syn_retries"),
         int("syn_ack_retries"),
         optional_float("rtt_to_server_ms"),
         optional_float("rtt_to_client_ms"),

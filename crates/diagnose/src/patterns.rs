@@ -141,7 +141,7 @@ fn syn_loss_explained_by_data_loss(inputs: &Inputs) -> bool {
             data += d.data_packets + u64::from(c.close.how == tcp::CloseHow::Fin);
         }
         if c.handshake.syn_ns.is_some() {
-            let syn_resends = c.handshake.syn_retries_ns.len() as u64;
+            let syn_resends = c.handshake.syn_retries;
             let syn_ack_alone = u64::from(c.handshake.syn_ack_retries).saturating_sub(syn_resends);
             syns_sent += 1 + syn_resends;
             tried_again += syn_resends + syn_ack_alone;

@@ -407,6 +407,7 @@ wire_struct!(Handshake {
     syn_ack_ns,
     ack_ns,
     syn_retries_ns,
+    syn_retries,
     syn_ack_retries,
     rtt_to_server_ms,
     rtt_to_client_ms,

@@ -156,7 +156,7 @@ struct Connections<'a> {
     setup_ms: Vec<Option<f64>>,
     rtt_to_server_ms: Vec<Option<f64>>,
     rtt_to_client_ms: Vec<Option<f64>>,
-    syn_retries: Vec<usize>,
+    syn_retries: Vec<u64>,
     packets: Vec<u64>,
     payload_bytes: Vec<u64>,
     retransmissions: Vec<u64>,
@@ -212,10 +212,7 @@ impl<'a> Connections<'a> {
                 .iter()
                 .map(|c| c.handshake.rtt_to_client_ms.map(round3))
                 .collect(),
-            syn_retries: conns
-                .iter()
-                .map(|c| c.handshake.syn_retries_ns.len())
-                .collect(),
+            syn_retries: conns.iter().map(|c| c.handshake.syn_retries).collect(),
             packets: both(|d| d.packets),
             payload_bytes: both(|d| d.payload_bytes),
             retransmissions: both(|d| d.retransmissions.total),

@@ -8,6 +8,7 @@ use crate::event::{Direction, EventKind, EventSet};
 use crate::recorded_twice::{Recent, Repeat};
 use crate::seq::SeqNumber;
 use crate::services;
+use crate::stack::MAX_SYN_RETRIES;
 use crate::summary::{Close, CloseHow, ConnState, ConnectionSummary, Handshake, Role, SynOptions};
 use crate::view::{SegmentView, Wire};
 
@@ -297,7 +298,10 @@ impl Connection {
             // Sent again before the handshake completed: an answer lost
             // on either way makes the client try again.
             if handshake.ack_ns.is_none() {
-                handshake.syn_retries_ns.push(now);
+                handshake.syn_retries += 1;
+                if handshake.syn_retries_ns.len() < MAX_SYN_RETRIES {
+                    handshake.syn_retries_ns.push(now);
+                }
                 let options = Some(syn_options(segment));
                 if options != handshake.client_options {
                     handshake.retry_client_options = options;

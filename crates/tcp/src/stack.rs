@@ -48,6 +48,12 @@ pub const TIME_WAIT_NS: i64 = 60_000_000_000;
 /// connection's own packets.
 pub const UNIX_INITIAL_TTL: u8 = 64;
 
+/// The most times a stack tries a SYN again: Linux's
+/// `net.ipv4.tcp_syn_retries` takes at most 127 (`MAX_TCP_SYNCNT` in
+/// include/net/tcp.h); Windows and the BSDs try fewer. More repeats of one
+/// SYN come from a tool or a flood, not from a stack waiting for an answer.
+pub const MAX_SYN_RETRIES: usize = 127;
+
 /// The largest packet Ethernet carries, in bytes (RFC 894).
 pub const ETHERNET_MTU: u16 = 1500;
 /// The MSS a full Ethernet frame allows over IPv4: the MTU less 20 bytes of

@@ -222,8 +222,11 @@ pub struct Handshake {
     pub syn_ns: Option<i64>,
     pub syn_ack_ns: Option<i64>,
     pub ack_ns: Option<i64>,
-    /// Times of SYNs sent again before the SYN-ACK (nanoseconds).
+    /// Times of SYNs sent again before the SYN-ACK (nanoseconds), the first
+    /// [`crate::stack::MAX_SYN_RETRIES`] of them.
     pub syn_retries_ns: Vec<i64>,
+    /// SYNs sent again before the SYN-ACK, all of them.
+    pub syn_retries: u64,
     pub syn_ack_retries: u32,
     /// Capture point to server and back: SYN → SYN-ACK.
     pub rtt_to_server_ms: Option<f64>,

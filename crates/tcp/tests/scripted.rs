@@ -204,6 +204,24 @@ fn zero_window_probe_and_its_ack_and_the_window_update() {
 }
 
 #[test]
+fn one_syn_repeated_past_what_any_stack_tries_is_counted_but_timed_only_so_far() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    let repeats = tcp::stack::MAX_SYN_RETRIES + 73;
+    for repeat in 0..=repeats {
+        conn.set_seq(Side::Client, 1000);
+        conn.syn(&mut trace, Side::Client, repeat as f64, vec![]);
+    }
+    let (connections, _) = run(&trace);
+    let handshake = &connections[0].handshake;
+    assert_eq!(handshake.syn_retries, repeats as u64);
+    assert_eq!(handshake.syn_retries_ns.len(), tcp::stack::MAX_SYN_RETRIES);
+    let first_untimed_ms = (tcp::stack::MAX_SYN_RETRIES + 1) as i64;
+    let last_timed = handshake.syn_retries_ns.last().unwrap();
+    assert!((last_timed - connections[0].first_ns) / 1_000_000 < first_untimed_ms);
+}
+
+#[test]
 fn syn_retries_are_timed_and_an_unanswered_connection_is_s0() {
     let mut trace = Trace::ethernet();
     let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");

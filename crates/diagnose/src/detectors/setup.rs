@@ -168,9 +168,7 @@ pub fn setup_failures(
     let syn_ack_resent: Vec<&ConnectionSummary> = of(Trouble::Retried)
         .filter(|c| c.handshake.syn_retries_ns.is_empty() && c.handshake.syn_ack_retries > 0)
         .collect();
-    let most_retried = retried
-        .iter()
-        .max_by_key(|c| c.handshake.syn_retries_ns.len());
+    let most_retried = retried.iter().max_by_key(|c| c.handshake.syn_retries);
     let load = failures_against_load(inputs.connections);
     let mut clauses = Vec::new();
     if let Some(c) = most_retried {
@@ -450,5 +448,9 @@ fn retry_offsets(connection: &ConnectionSummary) -> String {
         .iter()
         .map(|at| duration((at - syn) as f64 / 1e6))
         .collect();
-    offsets.join(", ")
+    let unlisted = connection.handshake.syn_retries - offsets.len() as u64;
+    match unlisted {
+        0 => offsets.join(", "),
+        more => format!("{}, and {more} more", offsets.join(", ")),
+    }
 }

@@ -141,6 +141,11 @@ fn handshake(out: &mut dyn Write, clock: &Clock, c: &ConnectionSummary) -> io::R
             after_the_syn(syn, *retry),
         ]);
     }
+    let unlisted = h.syn_retries - h.syn_retries_ns.len() as u64;
+    if unlisted > 0 {
+        let times = format!("{unlisted} more times");
+        steps.push(vec!["  SYN again".into(), times, String::new()]);
+    }
     for (name, at) in [("  SYN-ACK", h.syn_ack_ns), ("  ACK", h.ack_ns)] {
         match at {
             Some(at) => steps.push(vec![name.into(), clock.both(at), after_the_syn(syn, at)]),
