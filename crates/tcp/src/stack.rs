@@ -48,6 +48,9 @@ pub const TIME_WAIT_NS: i64 = 60_000_000_000;
 /// connection's own packets.
 pub const UNIX_INITIAL_TTL: u8 = 64;
 
+/// The times Linux tries a SYN again by default (`net.ipv4.tcp_syn_retries`,
+/// `TCP_SYN_RETRIES` in include/net/tcp.h), the last after about two minutes.
+pub const LINUX_SYN_RETRIES: usize = 6;
 /// The most times a stack tries a SYN again: Linux's
 /// `net.ipv4.tcp_syn_retries` takes at most 127 (`MAX_TCP_SYNCNT` in
 /// include/net/tcp.h); Windows and the BSDs try fewer. More repeats of one

@@ -3,6 +3,7 @@
 //! whether they rise with the load (a listen backlog overflowing).
 
 use rustc_hash::FxHashMap;
+use tcp::stack::LINUX_SYN_RETRIES;
 use tcp::{CloseHow, ConnState, ConnectionSummary, EventKind};
 
 use super::counted;
@@ -439,13 +440,15 @@ fn syn_ack_offset(connection: &ConnectionSummary) -> String {
     duration((answered - first) as f64 / 1e6)
 }
 
-/// When each SYN was sent again, after the first: `1.00 s, 3.00 s, 7.10 s`.
+/// When each SYN was sent again, after the first: `1.00 s, 3.00 s, 7.10 s`,
+/// as many as a Linux stack tries by default, then how many more.
 fn retry_offsets(connection: &ConnectionSummary) -> String {
     let syn = connection.handshake.syn_ns.unwrap_or(connection.first_ns);
     let offsets: Vec<String> = connection
         .handshake
         .syn_retries_ns
         .iter()
+        .take(LINUX_SYN_RETRIES)
         .map(|at| duration((at - syn) as f64 / 1e6))
         .collect();
     let unlisted = connection.handshake.syn_retries - offsets.len() as u64;
