@@ -574,15 +574,7 @@ fn a_tail_lost_before_the_client_is_a_timers_resend_though_its_first_segment_awa
 #[test]
 fn a_request_after_an_idle_whose_host_numbered_packets_elsewhere_is_no_resend() {
     let after_missing = |missing: u16, silence_ms: f64| {
-        let mut trace = Trace::ethernet();
-        let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:20000");
-        conn.handshake(&mut trace, 0.0, 0.4);
-        for turn in 0..3 {
-            let asked = 10.0 + 10.0 * f64::from(turn);
-            conn.send(&mut trace, Side::Client, asked, 24);
-            conn.send(&mut trace, Side::Server, asked + 1.0, 17);
-            conn.ack(&mut trace, Side::Client, asked + 1.2);
-        }
+        let (mut trace, mut conn) = three_answered_turns();
         conn.lose_packets(Side::Client, missing);
         conn.send(&mut trace, Side::Client, 31.2 + silence_ms, 24);
         last_release(&trace)
@@ -597,12 +589,9 @@ fn a_request_after_an_idle_whose_host_numbered_packets_elsewhere_is_no_resend() 
     );
 }
 
-/// A request a second after packets its host numbered went unseen: from a
-/// stack whose packets start with a TTL of 64 (Linux), a copy lost before
-/// the capture point that a timer resent; from one that starts at 128
-/// (Windows), whose counter every connection shares, a request like any.
-#[test]
-fn a_step_in_the_numbers_of_a_host_that_shares_its_counter_is_no_resend() {
+/// A connection whose client asked three times, 10 ms apart, each answered
+/// at once and acknowledged.
+fn three_answered_turns() -> (Trace, Conversation) {
     let mut trace = Trace::ethernet();
     let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:20000");
     conn.handshake(&mut trace, 0.0, 0.4);
@@ -612,6 +601,16 @@ fn a_step_in_the_numbers_of_a_host_that_shares_its_counter_is_no_resend() {
         conn.send(&mut trace, Side::Server, asked + 1.0, 17);
         conn.ack(&mut trace, Side::Client, asked + 1.2);
     }
+    (trace, conn)
+}
+
+/// A request a second after packets its host numbered went unseen: from a
+/// stack whose packets start with a TTL of 64 (Linux), a copy lost before
+/// the capture point that a timer resent; from one that starts at 128
+/// (Windows), whose counter every connection shares, a request like any.
+#[test]
+fn a_step_in_the_numbers_of_a_host_that_shares_its_counter_is_no_resend() {
+    let (mut trace, mut conn) = three_answered_turns();
     conn.lose_packets(Side::Client, 1);
     conn.send(&mut trace, Side::Client, 1_031.2, 24);
     let release_with_ttl = |ttl: u8| {
