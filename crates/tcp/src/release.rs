@@ -615,7 +615,7 @@ impl ReleaseTracker {
             } if self.peak_in_flight > 0 && self.rounds_since_peak >= 2 => {
                 let lacked = if self.peak_filled_the_window {
                     Lacked::ReceiveWindow
-                } else if 2 * idle_ns >= to_sender.least_ns + self.to_receiver_ns {
+                } else if 2 * idle_ns >= self.round_trip_ns(to_sender) {
                     Lacked::AllAcked {
                         ack_delayed: false,
                         small_held: false,
@@ -689,13 +689,19 @@ impl ReleaseTracker {
         })
     }
 
+    /// The path's least round trip: from the capture point to the sender and
+    /// back, and to the receiver and back.
+    fn round_trip_ns(&self, to_sender: ToSender) -> i64 {
+        to_sender.least_ns + self.to_receiver_ns
+    }
+
     /// Seen beside the sender, it sent nothing for longer than a round
     /// trip with data still in flight and no ACK reaching it: neither its
     /// windows (which only an ACK opens) nor its pacing (which spreads a
     /// window over a round trip) held the data; its application did.
     fn held_by_sender(&self, now_ns: i64, to_sender: ToSender) -> bool {
         let beside_sender = to_sender.least_ns <= HOST_REACTION_NS;
-        let round_trip = to_sender.least_ns + self.to_receiver_ns;
+        let round_trip = self.round_trip_ns(to_sender);
         beside_sender
             && self.to_receiver_ns > 0
             && self
