@@ -297,7 +297,10 @@ pub fn analyze(
     }
     advance(fwd, segment, rel, flagged);
     fwd.window = Some(rel.window);
-    fwd.last_ack = rel.ack;
+    // A segment without the ACK flag (a bare RST) carries no acknowledgement.
+    if flags.ack() {
+        fwd.last_ack = rel.ack;
+    }
     fwd.last_ack_ns = now;
     fwd.last_flagged = flagged;
     (flagged, sent)

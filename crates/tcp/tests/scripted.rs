@@ -654,3 +654,20 @@ fn an_answer_to_the_peers_goodbye_is_no_resend_of_a_lost_tail() {
     assert_ne!(answered_at(31_031.0), timer);
     assert_eq!(answered_at(32_000.0), timer);
 }
+
+#[test]
+fn a_bare_reset_acknowledges_nothing_so_bytes_in_flight_stay_what_was_unacknowledged() {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:80");
+    conn.handshake(&mut trace, 0.0, 1.0);
+    conn.send(&mut trace, Side::Client, 2.0, 1000);
+    conn.ack(&mut trace, Side::Server, 3.0);
+    // The server gives up with an RST whose ACK number is zero and whose ACK flag is off.
+    let mut reset = conn.packet(Side::Server, synth::Packet::RST);
+    reset.ack = 0;
+    trace.push(4.0, &reset);
+    conn.send(&mut trace, Side::Client, 5.0, 1000);
+    conn.send(&mut trace, Side::Client, 6.0, 1000);
+    let (connections, _) = run(&trace);
+    assert_eq!(connections[0].client_to_server.max_bytes_in_flight, 2000);
+}
