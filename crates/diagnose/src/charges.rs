@@ -24,6 +24,7 @@ use crate::cause::{Cause, Chain};
 use crate::detectors::{PoolQueueing, Saturation};
 use crate::rules::{
     PerAction, BULK_BYTES, NOTICED_MS, PATTERN_REPEATS, QUEUE_CORRELATION, QUEUE_RTT_RATIO,
+    STANDING_QUEUE_MS,
 };
 
 /// What one cause cost, and where.
@@ -482,7 +483,8 @@ pub fn least_round_trip_ms(c: &ConnectionSummary) -> f64 {
 /// The typical round trip stands well above the least (of the samples,
 /// and of `path_least_ms`, which a handshake before the queue built
 /// shows), by more than one segment takes to cross at the flow's rate (a
-/// queue holds at least a packet).
+/// queue holds at least a packet) and by more than a queue that only
+/// absorbs bursts ([`STANDING_QUEUE_MS`]).
 fn stands(
     c: &ConnectionSummary,
     data: &DirectionSummary,
@@ -494,7 +496,7 @@ fn stands(
     match (samples.min_ms, samples.median_ms) {
         (Some(least), Some(median)) => {
             let least = least.min(path_least_ms);
-            median >= QUEUE_RTT_RATIO * least && median - least >= segment_ms
+            median >= QUEUE_RTT_RATIO * least && median - least >= segment_ms.max(STANDING_QUEUE_MS)
         }
         _ => false,
     }

@@ -123,6 +123,11 @@ pub const BULK_BYTES: u64 = 256 * 1024;
 pub const QUEUE_CORRELATION: f64 = 0.5;
 /// And the typical round trip stands this far above the least: the queue is standing.
 pub const QUEUE_RTT_RATIO: f64 = 1.5;
+/// A queue that delays packets by less than this is the good queue that
+/// absorbs bursts, not a standing one: CoDel's target (RFC 8289), the delay
+/// a bottleneck's queue may keep for as long as it likes. A full link with
+/// a queue this short is how a transfer uses a path well.
+pub const STANDING_QUEUE_MS: f64 = 5.0;
 
 /// Stalls or loss bursts this evenly spaced (each interval within this
 /// share of the typical one) recur at a period.

@@ -86,23 +86,20 @@ fn the_healthy_baseline_has_nothing_above_info() {
 }
 
 /// Seen at the receiver, the upload's segments arrive at the pace of the
-/// 50 Mbit/s link before the tap (their senders' timestamps show them
-/// queued there), and the transfer ran near that rate: the link set the pace,
-/// and the 2% loss before it took a smaller share.
+/// 50 Mbit/s link before the tap, and the transfer ran near that rate, but
+/// their senders' timestamps show round trips rising only from 3.0 to 6.2
+/// ms: a queue that absorbs bursts, not one standing before a bottleneck.
+/// The transfer is the time the link takes, and what went wrong is the 2%
+/// loss, listed with its rate though it cost little.
 #[test]
-fn behind_a_full_link_the_link_comes_before_the_loss() {
+fn a_full_link_with_a_short_queue_leaves_the_loss_on_top() {
     let found = findings("loss_upstream-server");
-    assert_eq!(found[0]["kind"], "bottleneck_link", "{found:#?}");
-    let link_rate = common::manifest("loss_upstream")["wire"]["rate_mbit"]
-        .as_f64()
-        .unwrap()
-        * 1e6
-        / 8.0;
-    let throughput = found[0]["figures"]["throughput_bytes_per_s"]
-        .as_f64()
-        .unwrap();
-    assert!(throughput > 0.8 * link_rate && throughput < link_rate);
-    assert_eq!(found[1]["kind"], "packet_loss", "{found:#?}");
+    assert_eq!(found[0]["kind"], "packet_loss", "{found:#?}");
+    assert_eq!(found[0]["figures"]["resent_segments"], 35.0, "{found:#?}");
+    assert!(
+        found.iter().all(|f| f["kind"] != "bottleneck_link"),
+        "{found:#?}"
+    );
 }
 
 /// The findings on a kept sweep scenario, whose top one must be `kind`,
@@ -220,6 +217,33 @@ fn past_a_fast_link_the_waits_for_losses_stay_the_losses() {
         "packet_loss",
     );
     assert!(found[0]["cost_ms"].as_f64().unwrap() > 100.0, "{found:#?}");
+}
+
+/// A 5 MB iperf3 upload paced at 86% of a 32.6 Mbit/s link, seen at the
+/// server on a 0.7 ms path (scenario `apps_healthy-11` of the application
+/// sweep). Its bursts met a queue that held them 2.5 ms, well under what
+/// a bottleneck may keep for as long as it likes: the link was used well,
+/// and no queue stood before it. The iperf3 server's resets at the end,
+/// which acknowledge nothing, leave the bytes in flight as they were.
+#[test]
+fn a_transfer_at_a_full_link_whose_queue_only_absorbs_bursts_is_healthy() {
+    let case = "paced_upload_at_a_full_link.pcap";
+    let found = common::objects("diagnose", &common::sweep_case(case), "finding");
+    assert!(found.iter().all(|f| f["severity"] == "info"), "{found:#?}");
+    assert!(
+        found.iter().all(|f| f["kind"] != "bottleneck_link"),
+        "{found:#?}"
+    );
+    let connections = common::objects("connections", &common::sweep_case(case), "connection");
+    let upload = connections
+        .iter()
+        .map(|c| {
+            c["client_to_server"]["max_bytes_in_flight"]
+                .as_u64()
+                .unwrap()
+        })
+        .max();
+    assert_eq!(upload, Some(20_272), "{connections:#?}");
 }
 
 /// A download through a 35.9 Mbit/s link, seen at the server on a 0.2 ms
