@@ -3,7 +3,7 @@ the Python call, and Spark with one and with two executor cores.
 
     .venv/bin/python bench/spark.py [CAPTURE] [MEGABYTES_PER_FILE]
 
-The capture (default /work/bench.pcap) is first rotated into files of
+The capture (default bench/out/bench.pcap) is first rotated into files of
 MEGABYTES_PER_FILE (default 50) with `tcpdump -C`, as a capture appliance
 writes them, under $TMPDIR; the files are reused on the next run. Each way
 runs once, on a warm page cache; Spark's session start is timed apart.
@@ -62,7 +62,7 @@ def main() -> None:
     import tcpwhy
     import tcpwhy.spark
 
-    capture = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/bench.pcap")
+    capture = Path(sys.argv[1] if len(sys.argv) > 1 else "bench/out/bench.pcap")
     megabytes = int(sys.argv[2]) if len(sys.argv) > 2 else 50
     # Local mode runs the executors in the driver's JVM: room for the decoded records.
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-memory 6g pyspark-shell")
