@@ -43,6 +43,7 @@ pub fn run_pipeline(bytes: &[u8]) {
     let report = report::Report {
         files: &files,
         frames: analysis.counts.frames,
+        start_ns: analysis.first_ns,
         connections: &analysis.connections,
         transactions: &analysis.transactions,
         ticks: &analysis.ticks,

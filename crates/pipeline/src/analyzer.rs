@@ -68,10 +68,11 @@ impl Analyzer {
     }
 
     /// For some of a capture's connections: the timeline counts from the
-    /// capture's first segment at `first_ns`, as every other part's does.
+    /// capture's first frame at `first_ns`, as every other part's does.
     pub fn for_part(stages: Stages, first_ns: Option<i64>) -> Self {
         let mut analyzer = Analyzer::new(stages);
         if let Some(origin) = first_ns {
+            analyzer.capture_starts_at(origin);
             analyzer.timeline = analyzer
                 .timeline
                 .map(|timeline| timeline.starting_at(origin));
@@ -83,7 +84,8 @@ impl Analyzer {
     pub(crate) fn frame(&mut self, frame: &Frame, read: &mut ReadCounts) {
         let headers = headers_of(*frame);
         let decoded = decode::decode(&headers);
-        read.count(&decoded);
+        read.count(frame.timestamp_ns, &decoded);
+        self.capture_starts_at(frame.timestamp_ns);
         if let Ok(segment) = decoded {
             self.segment(
                 &segment,
@@ -91,6 +93,14 @@ impl Analyzer {
             );
         }
         self.drain_events(|_| {});
+    }
+
+    /// Resolves the selection's window from the capture's first frame, at
+    /// `start_ns`: a later call changes nothing.
+    pub(crate) fn capture_starts_at(&mut self, start_ns: i64) {
+        if let Some(selecting) = &mut self.selecting {
+            selecting.window(start_ns);
+        }
     }
 
     /// One decoded segment; `payload` is its captured payload (or empty),

@@ -32,15 +32,19 @@ pub struct Counts {
 #[derive(Debug, Default, Clone)]
 pub struct ReadCounts {
     pub frames: u64,
+    /// The first frame's time, whatever it carried: offsets count from it,
+    /// as Wireshark's relative time does.
+    pub first_frame_ns: Option<i64>,
     pub skipped: SkipCounts,
     pub other_traffic: OtherTraffic,
     pub clock: Clock,
 }
 
 impl ReadCounts {
-    /// One frame and what decoding made of it.
-    pub fn count(&mut self, decoded: &Result<Segment, Skip>) {
+    /// One frame, stamped at `timestamp_ns`, and what decoding made of it.
+    pub fn count(&mut self, timestamp_ns: i64, decoded: &Result<Segment, Skip>) {
         self.frames += 1;
+        self.first_frame_ns.get_or_insert(timestamp_ns);
         match decoded {
             Ok(segment) => self.clock.observe(segment.timestamp_ns),
             Err(skip) => {
@@ -55,14 +59,10 @@ impl ReadCounts {
     /// Adds the counts of frames that came after these (see [`Clock::append`]).
     pub fn append(&mut self, later: &ReadCounts) {
         self.frames += later.frames;
+        self.first_frame_ns = self.first_frame_ns.or(later.first_frame_ns);
         self.skipped.add_all(&later.skipped);
         self.other_traffic.add_all(&later.other_traffic);
         self.clock.append(&later.clock);
-    }
-
-    /// The first TCP segment's time: the capture's start.
-    pub fn first_segment_ns(&self) -> Option<i64> {
-        self.clock.first_ns
     }
 }
 

@@ -105,7 +105,7 @@ impl FileDecoder {
                 latest.max(frame.timestamp_ns),
             ));
             let decoded = decode::decode(&frame);
-            survey.read.count(&decoded);
+            survey.read.count(frame.timestamp_ns, &decoded);
             if let Ok(segment) = decoded {
                 on_segment(
                     &segment,
@@ -206,7 +206,7 @@ pub struct PartAnalyzer {
 }
 
 impl PartAnalyzer {
-    /// For a capture of `files` files whose first TCP segment came at `first_ns`.
+    /// For a capture of `files` files whose first frame came at `first_ns`.
     pub fn new(stages: Stages, first_ns: Option<i64>, files: usize) -> Self {
         PartAnalyzer {
             analyzer: Analyzer::for_part(stages, first_ns),
@@ -243,7 +243,7 @@ pub fn conclude_parts(
     parts: impl IntoIterator<Item = Part>,
 ) -> (Analysis, Vec<Event>) {
     let diagnose = stages.diagnose;
-    let empty = Analyzer::for_part(stages, plan.read.first_segment_ns()).into_part();
+    let empty = Analyzer::for_part(stages, plan.read.first_frame_ns).into_part();
     let mut whole = combine(std::iter::once(empty).chain(parts).collect());
     let events = std::mem::take(&mut whole.events);
     let evidence = diagnose.then(|| evidence_of(&events));

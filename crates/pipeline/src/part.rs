@@ -214,9 +214,9 @@ pub(crate) fn conclude_telling(
     });
     let undiagnosed = matches!(diagnosis, Some(None));
     let rate_limits = RateLimit::of_all(&connections, &ledgers);
-    let first_ns = read.first_segment_ns();
     let ReadCounts {
         frames,
+        first_frame_ns: first_ns,
         skipped,
         other_traffic,
         clock,

@@ -31,8 +31,9 @@ pub struct Analysis {
     /// The diagnosis was asked for but given up, out of time after a [`stop`].
     pub undiagnosed: bool,
     pub counts: Counts,
-    /// The first TCP segment's time: the capture's start, from which offsets
-    /// are counted (and a selection's window resolved). None without TCP.
+    /// The first frame's time, whatever it carried: the capture's start, from
+    /// which offsets are counted, as Wireshark's `frame.time_relative` is (and
+    /// a selection's window resolved). None without frames.
     pub first_ns: Option<i64>,
     /// The error that stopped the read, if any: the results are then partial.
     /// Of several files, the first given that failed; the others read on.

@@ -160,12 +160,19 @@ impl Selecting {
         })
     }
 
+    /// The window, resolved the first time for a capture whose first frame
+    /// came at `start_ns`.
+    pub(crate) fn window(&mut self, start_ns: i64) -> (i64, i64) {
+        let selection = &self.selection;
+        *self
+            .window
+            .get_or_insert_with(|| selection.window_ns(start_ns))
+    }
+
     /// Whether the segment the tracker made `view` of is selected.
     pub(crate) fn keeps(&mut self, segment: &Segment, view: &SegmentView) -> bool {
+        let (from, to) = self.window(segment.timestamp_ns);
         let selection = &self.selection;
-        let (from, to) = *self
-            .window
-            .get_or_insert_with(|| selection.window_ns(segment.timestamp_ns));
         let kept = (from..=to).contains(&segment.timestamp_ns)
             && selection.keeps_connection(view.connection, &segment.src, &segment.dst);
         if kept {

@@ -37,6 +37,7 @@ struct Batch {
 }
 
 struct Decoded {
+    timestamp_ns: i64,
     segment: Result<Segment, Skip>,
     /// Where the segment's payload lies in the batch's `payloads`.
     payload: std::ops::Range<usize>,
@@ -74,7 +75,11 @@ impl Batch {
                 .extend_from_slice(segment.whole_payload(headers.data.len(), frame.data));
         }
         let payload = start..self.payloads.len();
-        self.decoded.push(Decoded { segment, payload });
+        self.decoded.push(Decoded {
+            timestamp_ns: frame.timestamp_ns,
+            segment,
+            payload,
+        });
     }
 
     fn is_full(&self) -> bool {
@@ -155,7 +160,8 @@ pub fn analyze_observed(
         read.frames += batch.copies;
         analyzer.matched.copies += batch.copies;
         for decoded in &batch.decoded {
-            read.count(&decoded.segment);
+            read.count(decoded.timestamp_ns, &decoded.segment);
+            analyzer.capture_starts_at(decoded.timestamp_ns);
             if let Ok(segment) = &decoded.segment {
                 let payload = &batch.payloads[decoded.payload.clone()];
                 if let Some(view) = analyzer.segment(segment, payload) {

@@ -662,6 +662,7 @@ wire_struct!(Clock {
 });
 wire_struct!(ReadCounts {
     frames,
+    first_frame_ns,
     skipped,
     other_traffic,
     clock,

@@ -80,7 +80,7 @@ fn analyzed_in_parts(paths: &[String], groups: u64) -> (Analysis, Vec<Event>) {
         let group = pipeline::flow_key(&segment) % groups;
         by_group.entry(group).or_default().push((segment, payload));
     }
-    let first_ns = plan.read.first_segment_ns();
+    let first_ns = plan.read.first_frame_ns;
     let parts: Vec<Part> = by_group
         .into_values()
         .map(|mut group| {

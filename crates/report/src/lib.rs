@@ -51,6 +51,8 @@ pub struct Report<'a> {
     /// The input files, as the user named them.
     pub files: &'a [String],
     pub frames: u64,
+    /// The first frame's time, from which the report counts its offsets.
+    pub start_ns: Option<i64>,
     pub connections: &'a [ConnectionSummary],
     pub transactions: &'a [Transaction],
     pub ticks: &'a [Tick],

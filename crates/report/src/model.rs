@@ -82,14 +82,7 @@ fn round3(value: f64) -> f64 {
 }
 
 pub fn build<'a>(report: &Report<'a>) -> Model<'a> {
-    let origin_ns = [
-        report.ticks.first().map(|t| t.start_ns),
-        report.connections.iter().map(|c| c.first_ns).min(),
-    ]
-    .into_iter()
-    .flatten()
-    .min()
-    .unwrap_or(0);
+    let origin_ns = report.start_ns.unwrap_or(0);
     let clock = Clock { origin_ns };
     let types = TypeIndex::new(report.transactions);
     Model {

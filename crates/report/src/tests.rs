@@ -136,6 +136,7 @@ fn a_report_carries_every_capture_string_only_inside_its_json_block() {
         &Report {
             files: &files,
             frames: 5,
+            start_ns: Some(sample_connection().first_ns),
             connections: &[connection],
             transactions: &[transaction],
             ticks: &[],

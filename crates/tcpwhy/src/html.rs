@@ -69,6 +69,7 @@ pub fn write_report(
     let report = Report {
         files,
         frames: analysis.counts.frames,
+        start_ns: analysis.first_ns,
         connections: &analysis.connections,
         transactions: &analysis.transactions,
         ticks: &analysis.ticks,

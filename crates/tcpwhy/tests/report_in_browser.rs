@@ -245,6 +245,7 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
     let report = report::Report {
         files: &files,
         frames: 9,
+        start_ns: analysis.first_ns,
         connections: &connections,
         transactions: &transactions,
         ticks: &analysis.ticks,

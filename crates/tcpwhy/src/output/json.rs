@@ -26,6 +26,8 @@ struct End<'a> {
     connections: usize,
     transactions: usize,
     findings: usize,
+    /// The first frame's time: where every offset starts, as Wireshark's relative time does.
+    start_ns: Option<i64>,
     #[serde(flatten)]
     counts: &'a Counts,
     /// True when an error or a signal stopped the read: everything above is what came before it.
@@ -120,6 +122,7 @@ pub fn end(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
         connections: analysis.connections.len(),
         transactions: analysis.transactions.len(),
         findings: analysis.findings.len(),
+        start_ns: analysis.first_ns,
         counts: &analysis.counts,
         partial: analysis.error.is_some() || super::interrupted(analysis),
         cut_short: analysis.error.as_ref().is_some_and(|error| error.cut_short),
