@@ -12,6 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common;
+
 /// The categories compared, with the tshark fields that make up each. A SYN
 /// or SYN-ACK sent again is one event of ours, `syn_retransmission`, which
 /// tshark flags `tcp.analysis.retransmission`.
@@ -256,4 +258,53 @@ fn duplicate_acks_over_ipv6_match_tshark_as_over_ipv4() {
     std::fs::remove_file(&converted).unwrap();
     assert_eq!(theirs, over_ipv4, "the conversion keeps every segment");
     assert_eq!(ours, theirs);
+}
+
+/// Each frame's time since the capture's first frame, as tshark gives it.
+fn tshark_relative_times(file: &Path) -> BTreeMap<u64, f64> {
+    let output = Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(file)
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "frame.time_relative",
+        ])
+        .output()
+        .expect("run tshark");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (frame, seconds) = line.split_once('\t')?;
+            Some((frame.parse().ok()?, seconds.parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn offsets_count_from_the_first_frame_as_wireshark_relative_time_does() {
+    let mut compared = 0;
+    for file in common::book_captures_and_demo() {
+        let end = common::objects_read_so_far("connections", &file, "end");
+        let Some(start_ns) = end[0]["start_ns"].as_i64() else {
+            continue;
+        };
+        let theirs = tshark_relative_times(&file);
+        for connection in common::objects_read_so_far("connections", &file, "connection") {
+            let frame = connection["first_frame"].as_u64().unwrap();
+            let ours = (connection["first_ns"].as_i64().unwrap() - start_ns) as f64 / 1e9;
+            assert!(
+                (ours - theirs[&frame]).abs() < 1e-6,
+                "{}: frame {frame} at +{ours:.9} s, tshark +{:.9} s",
+                file.display(),
+                theirs[&frame]
+            );
+            compared += 1;
+        }
+    }
+    // The book's captures and the demo open 192 connections.
+    assert!(compared >= 150, "only {compared} connections compared");
 }
