@@ -383,7 +383,7 @@ function connectionsTable() {
       column("lost", "lost_segments"),
       column("dup ACKs", "duplicate_acks"),
       column("zero win", "zero_windows"),
-      column("RTT", "rtt_ms", Charts.duration),
+      column("Path RTT", "rtt_ms", Charts.duration),
       column("transactions", "transactions"),
       column("slowest", "slowest_ms", Charts.duration),
       { label: "detail", value: (i) => (c.detail[i] ? "yes" : "no"), numeric: false },
@@ -429,7 +429,7 @@ function renderDetailHeader(id, detail) {
     `state ${c.state[id]}, history ${c.history[id]}, closed by ${c.close[id]}; from ${clockText(c.start[id])} ` +
       `for ${Charts.duration(c.duration_ms[id])}; setup ${Charts.duration(c.setup_ms[id])}; ` +
       `${plural(c.packets[id], "packet")}, ${plural(c.retransmissions[id], "retransmission")}, ` +
-      `RTT ${Charts.duration(c.rtt_ms[id])}; first frame ${c.first_frame[id]}`,
+      `path RTT ${Charts.duration(c.rtt_ms[id])}; first frame ${c.first_frame[id]}`,
   ];
   header.replaceChildren(el("h3", null, facts[0]), el("p", null, facts[1]));
   if (!detail) {

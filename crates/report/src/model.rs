@@ -228,8 +228,7 @@ fn setup_ms(c: &ConnectionSummary) -> Option<f64> {
 }
 
 fn rtt_ms(c: &ConnectionSummary) -> Option<f64> {
-    let round_trip = c.rtt().round_trip_ms();
-    (round_trip > 0.0).then(|| round3(round_trip))
+    c.rtt().known_round_trip_ms().map(round3)
 }
 
 /// How a connection's setup went.

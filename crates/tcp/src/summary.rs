@@ -83,6 +83,11 @@ impl PathRtt {
     pub fn round_trip_ms(&self) -> f64 {
         self.to_server_ms.unwrap_or(0.0) + self.to_client_ms.unwrap_or(0.0)
     }
+
+    /// Client to server and back, when the capture shows any of it.
+    pub fn known_round_trip_ms(&self) -> Option<f64> {
+        Some(self.round_trip_ms()).filter(|&round_trip| round_trip > 0.0)
+    }
 }
 
 /// Zeek's connection state, from what the capture shows of the handshake and close.

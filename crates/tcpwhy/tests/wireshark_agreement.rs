@@ -308,3 +308,62 @@ fn offsets_count_from_the_first_frame_as_wireshark_relative_time_does() {
     // The book's captures and the demo open 192 connections.
     assert!(compared >= 150, "only {compared} connections compared");
 }
+
+/// Each stream's round trip through the handshake (SYN to the ACK of the
+/// SYN-ACK), as tshark gives it, in milliseconds.
+fn tshark_initial_rtts_ms(file: &Path) -> BTreeMap<u64, f64> {
+    let output = Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(file)
+        .args(["-Y", "tcp.analysis.initial_rtt", "-T", "fields"])
+        .args(["-e", "tcp.stream", "-e", "tcp.analysis.initial_rtt"])
+        .output()
+        .expect("run tshark");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (stream, seconds) = line.split_once('\t')?;
+            Some((stream.parse().ok()?, seconds.parse::<f64>().ok()? * 1e3))
+        })
+        .collect()
+}
+
+/// A duration as the text tables print it ("62.8 ms", "11 µs", "1.2 s"), in milliseconds.
+fn printed_ms(value: &str, unit: &str) -> f64 {
+    let scale = match unit {
+        "µs" => 1e-3,
+        "ms" => 1.0,
+        "s" => 1e3,
+        other => panic!("unit {other}"),
+    };
+    value.parse::<f64>().unwrap() * scale
+}
+
+/// The connections table gives each connection its own path round trip:
+/// on a page load where most servers sat 10 ms away and a few 63 ms,
+/// each row agrees with tshark's round trip through that connection's
+/// handshake (the least of it and its data's round trips, so never more).
+#[test]
+fn the_connections_table_gives_each_connection_its_path_round_trip() {
+    let file = synth::shared_captures("ppa").join("http_espn.pcapng");
+    let theirs = tshark_initial_rtts_ms(&file);
+    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(["connections", "--quiet"])
+        .arg(&file)
+        .output()
+        .expect("run tcpwhy");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut compared = 0;
+    for row in text.lines().skip(1).filter(|row| row.contains(" → ")) {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        let id: u64 = cells[0].parse().unwrap();
+        let ours = printed_ms(cells[cells.len() - 2], cells[cells.len() - 1]);
+        let handshake = theirs[&id];
+        assert!(
+            ours <= handshake * 1.005 && ours >= handshake * 0.9,
+            "connection {id}: path rtt {ours} ms, tshark's handshake {handshake} ms"
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, theirs.len(), "{text}");
+}

@@ -46,17 +46,6 @@ fn endpoints(c: &ConnectionSummary) -> String {
     format!("{} → {}{guessed}", c.client, c.server)
 }
 
-/// The smaller of the two directions' median data-to-ACK round trips.
-fn median_rtt_ms(c: &ConnectionSummary) -> Option<f64> {
-    [
-        c.client_to_server.rtt.median_ms,
-        c.server_to_client.rtt.median_ms,
-    ]
-    .into_iter()
-    .flatten()
-    .reduce(f64::min)
-}
-
 pub fn connections(out: &mut impl Write, analysis: &Analysis, style: &Style) -> io::Result<()> {
     let clock = style.clock(analysis);
     let width = |text: &dyn Fn(&ConnectionSummary) -> String, heading: &str| {
@@ -86,7 +75,7 @@ pub fn connections(out: &mut impl Write, analysis: &Analysis, style: &Style) -> 
         "payload c/s",
         "retrans",
         "dup acks",
-        "rtt"
+        "path rtt"
     )?;
     for c in &analysis.connections {
         let (c2s, s2c) = (&c.client_to_server, &c.server_to_client);
@@ -110,7 +99,9 @@ pub fn connections(out: &mut impl Write, analysis: &Analysis, style: &Style) -> 
             both(|d| d.payload_bytes),
             retransmissions,
             both(|d| d.duplicate_acks),
-            median_rtt_ms(c).map_or_else(|| "-".into(), duration_ms),
+            c.rtt()
+                .known_round_trip_ms()
+                .map_or_else(|| "-".into(), duration_ms),
         )?;
     }
     footer(
