@@ -93,6 +93,9 @@ struct Facts<'a> {
     /// The cause is a side's own pace (its think time or idle time), which
     /// the time at stake of the transactions it touched leaves out.
     own_pace: bool,
+    /// The least and the most of the path round trips of the connections
+    /// it touched, where the capture timed any.
+    round_trips: Option<(f64, f64)>,
 }
 
 impl<'a> Facts<'a> {
@@ -126,6 +129,12 @@ impl<'a> Facts<'a> {
             stretch,
             stretches,
             own_pace: matches!(cause, Cause::ClientThink | Cause::ServerIdle),
+            round_trips: spread(
+                total
+                    .per_connection
+                    .keys()
+                    .filter_map(|&id| inputs.connection(id)?.rtt().known_round_trip_ms()),
+            ),
         }
     }
 
@@ -183,6 +192,17 @@ impl<'a> Facts<'a> {
 
     fn round_trip_ms(&self) -> f64 {
         self.example.map_or(0.0, |c| c.rtt().round_trip_ms())
+    }
+
+    /// The round trip of the connections touched: one where they share it
+    /// (as printed), else from the least to the most.
+    fn round_trips_text(&self) -> String {
+        match self.round_trips {
+            Some((least, most)) if duration(least) != duration(most) => {
+                format!("a round trip of {} to {}", duration(least), duration(most))
+            }
+            _ => a_round_trip(self.round_trip_ms()),
+        }
     }
 
     fn what_if(&self) -> String {
@@ -255,6 +275,14 @@ fn a_round_trip(ms: f64) -> String {
     } else {
         "a round trip too short for the capture's clock to time".to_string()
     }
+}
+
+/// The least and the most of `values`, if any.
+fn spread(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |spread, value| match spread {
+        None => Some((value, value)),
+        Some((least, most)) => Some((least.min(value), most.max(value))),
+    })
 }
 
 /// `text` with its first letter in capitals, to open a sentence.

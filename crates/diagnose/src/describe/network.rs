@@ -3,7 +3,7 @@
 
 use tcp::{Direction, DirectionSummary, RttStats};
 
-use super::{a_round_trip, capitalized, count, duration, round, with_text, Facts};
+use super::{capitalized, count, duration, round, with_text, Facts};
 use crate::charges::{self, queue_samples, Context};
 use crate::{Finding, Inputs};
 
@@ -15,7 +15,7 @@ pub(super) fn chattiness(facts: &Facts) -> Finding {
         format!(
             "{} in a row, each paying {}: {} in all",
             count(turns, "request/response turn"),
-            a_round_trip(rtt),
+            facts.round_trips_text(),
             duration(facts.total.cost_ms)
         ),
         format!(
@@ -38,14 +38,17 @@ pub(super) fn path_latency(facts: &Facts) -> Finding {
         facts.kind,
         format!(
             "{} on the path: {} of waiting for packets to cross it",
-            capitalized(&a_round_trip(rtt)),
+            capitalized(&facts.round_trips_text()),
             duration(facts.total.cost_ms)
         ),
         format!(
             "The handshakes, the requests and their answers each crossed the path at least \
-             once at its least delay of {}: distance (or a slow hop) rather than the server or \
-             TCP's waits.{}",
-            duration(rtt),
+             once at its least delay ({}): distance (or a slow hop) rather \
+             than the server or TCP's waits.{}",
+            facts.example.map_or_else(
+                || duration(rtt),
+                |c| format!("{} on connection {}", duration(rtt), c.id)
+            ),
             facts.example_text()
         ),
         "Serve from nearer the users (a CDN, a regional server), keep connections open to save \
