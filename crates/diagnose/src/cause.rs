@@ -190,10 +190,7 @@ impl Cause {
 
     /// Counted in the time at stake: all but each side's own pace.
     pub fn is_at_stake(self) -> bool {
-        !matches!(
-            self,
-            Cause::ClientThink | Cause::ServerIdle | Cause::ClientDelay
-        )
+        !self.kind().is_own_pace()
     }
 }
 

@@ -16,8 +16,8 @@ pub struct Finding {
     /// Time lost to this cause, in milliseconds.
     pub cost_ms: f64,
     /// Cost as a share of the time at stake (every transaction's ledger but
-    /// the client's think time between turns, and the time connections spent
-    /// failing to open).
+    /// each side's own pace, and the time connections spent failing to
+    /// open); 0 for a side's own pace, which is no part of it.
     pub share: f64,
     pub connections: u64,
     pub transactions: u64,

@@ -45,6 +45,16 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
+    /// Time that is a side's own pace (the client's start and its pauses
+    /// between turns, the server's idle time): nobody waited for it, so it
+    /// is no share of the time at stake.
+    pub fn is_own_pace(self) -> bool {
+        matches!(
+            self,
+            FindingKind::ClientDelay | FindingKind::ClientThink | FindingKind::ServerIdle
+        )
+    }
+
     /// The name it is serialized as.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -145,7 +145,12 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
             continue;
         }
         if let Some(mut found) = describe::finding(cause, total, inputs, &context, &totals) {
-            found.share = share.min(1.0);
+            // Shares are of one whole, the time at stake, which a side's own pace is not part of.
+            found.share = if cause.is_at_stake() {
+                share.min(1.0)
+            } else {
+                0.0
+            };
             found.severity = severity;
             found
                 .figures

@@ -80,7 +80,11 @@ function costText(f) {
   const touched = `${plural(f.connections, "connection")}, ${plural(f.transactions, "transaction")}`;
   if (f.kind === "application_failure") return `A failure, not slowness: ${touched} failed.`;
   if (f.cost_ms < 0.05) return `No time of its own; ${touched}.`;
-  return `Cost ${Charts.duration(f.cost_ms)} (${(100 * f.share).toFixed(1)}% of the time at stake), ${touched}.`;
+  // A side's own pace has time but no share: it is no part of the time at stake.
+  const share = f.share > 0
+    ? `${(100 * f.share).toFixed(1)}% of the time at stake`
+    : "its own pace, not time anyone waited for";
+  return `Cost ${Charts.duration(f.cost_ms)} (${share}), ${touched}.`;
 }
 
 /** A finding's cost in the table: none for a failure or a summary. */

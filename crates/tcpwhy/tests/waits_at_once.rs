@@ -1,6 +1,6 @@
 //! Waits that ran at once count once by the clock: no finding's time by the
 //! clock is longer than the capture, nor than its summed cost, and the
-//! terminal says both where they differ.
+//! terminal says both where they differ; shares are of one whole.
 
 use crate::common;
 
@@ -60,4 +60,24 @@ fn handshakes_retried_at_once_cost_their_wait_once_by_the_clock() {
     let text = String::from_utf8_lossy(&output.stdout);
     let line = format!("summed, {} by the clock", diagnose::units::duration(clock));
     assert!(text.contains(&line), "{line:?} in\n{text}");
+}
+
+/// Every share is of one whole, the time at stake, and each part of it goes
+/// to one cause: on every book capture the shares add up to at most all of
+/// it, and a side's own pace, which no one waited for, takes no share.
+#[test]
+fn the_findings_shares_of_the_time_at_stake_add_up_to_at_most_the_whole() {
+    let mut own_pace = 0;
+    for capture in common::book_captures_and_demo() {
+        let findings = common::objects_read_so_far("diagnose", &capture, "finding");
+        let shares: f64 = findings.iter().map(|f| f["share"].as_f64().unwrap()).sum();
+        assert!(shares <= 1.0 + 1e-9, "{}: {shares}", capture.display());
+        for paced in findings.iter().filter(|f| {
+            ["client_delay", "client_think", "server_idle"].contains(&f["kind"].as_str().unwrap())
+        }) {
+            assert_eq!(paced["share"], 0.0, "{paced}");
+            own_pace += 1;
+        }
+    }
+    assert!(own_pace > 0, "no book capture shows a side's own pace");
 }

@@ -280,11 +280,15 @@ fn cost_line(f: &diagnose::Finding) -> String {
     } else if fixed(f.cost_ms, 1) == "0.0" {
         format!("no time of its own; {touched}")
     } else {
+        let share = if f.kind.is_own_pace() {
+            "its own pace, not time anyone waited for".to_string()
+        } else {
+            format!("{}% of the time at stake", fixed(100.0 * f.share, 0))
+        };
         format!(
-            "cost {}{} ({}% of the time at stake){}, {touched}",
+            "cost {}{} ({share}){}, {touched}",
             duration_ms(f.cost_ms),
             by_the_clock(f),
-            fixed(100.0 * f.share, 0),
             per_action(f)
         )
     }
