@@ -161,11 +161,11 @@ fn planned(surveys: &[FileSurvey]) -> PyResult<pipeline::Plan> {
 }
 
 /// Places the surveyed files in time: the frames to add to each file's
-/// numbers, by file, and the first TCP segment's time.
+/// numbers, by file, and the first frame's time.
 #[pyfunction]
 fn plan_files(surveys_bytes: Vec<Vec<u8>>) -> PyResult<(Vec<u64>, Option<i64>)> {
     let plan = planned(&surveys(&surveys_bytes)?)?;
-    let first_ns = plan.read.first_segment_ns();
+    let first_ns = plan.read.first_frame_ns;
     Ok((plan.frame_offsets, first_ns))
 }
 
@@ -179,7 +179,7 @@ struct PartAnalyzer {
 
 #[pymethods]
 impl PartAnalyzer {
-    /// For `files` files whose first TCP segment came at `first_ns`.
+    /// For `files` files whose first frame came at `first_ns`.
     #[new]
     #[pyo3(signature = (first_ns, files, memory_bytes=None))]
     fn new(first_ns: Option<i64>, files: usize, memory_bytes: Option<u64>) -> Self {

@@ -12,7 +12,7 @@ def segment_schema() -> bytes:
     """An empty Arrow IPC stream of the segment records' schema."""
 
 def plan_files(surveys_bytes: List[bytes]) -> Tuple[List[int], Optional[int]]:
-    """The frames to add to each file's numbers, by file, and the first TCP segment's time."""
+    """The frames to add to each file's numbers, by file, and the first frame's time."""
 
 def conclude_to_ipc(
     surveys_bytes: List[bytes], parts_bytes: List[bytes], memory_bytes: Optional[int] = None
