@@ -1,6 +1,7 @@
 """tcpwhy.analyze gives, table for table, what the command line's JSON lines
 say on the lab captures; `tcpwhy export` Parquet loads in pandas and DuckDB;
-bad input raises CaptureError with the command line's message."""
+bad input raises CaptureError with the command line's message, and a
+capture cut inside its last record gives what came before it, as the command line does."""
 
 import json
 import os
@@ -150,6 +151,21 @@ def test_a_corrupt_capture_raises_the_command_lines_message(tmp_path):
         tcpwhy.analyze(corrupt)
     assert f"tcpwhy: {raised.value}" == cli.stderr.strip()
     assert "corrupt.pcap" in str(raised.value) and "at byte" in str(raised.value)
+
+
+def test_a_capture_cut_inside_its_last_record_gives_what_came_before_as_the_command_line_does(tmp_path):
+    data = (ROOT / "tests" / "captures" / "zero_window.pcap").read_bytes()
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(data[: len(data) - 7])
+    cli = subprocess.run(
+        [TCPWHY, "connections", "--format", "json", "--quiet", str(cut)], capture_output=True, text=True
+    )
+    assert cli.returncode == 3
+    listed = [line for line in map(json.loads, cli.stdout.splitlines()) if line["type"] == "connection"]
+    result = tcpwhy.analyze(cut)
+    assert [Path(failure.path).name for failure in result.failures] == ["cut.pcap"]
+    assert result.failures[0].frames_read > 0
+    assert result.connections.num_rows == len(listed) > 0
 
 
 def test_no_files_is_a_value_error():

@@ -110,7 +110,8 @@ pub fn analyze(
 
 /// Reads the files once (merged by time) and returns every table with the
 /// errors of the files that could not be read to their end, whose frames
-/// before the error count; an error when no file could.
+/// before the error count; an error when no file could, unless the first
+/// given ends inside a record (the command line's results before it).
 pub fn analyze_files(
     paths: &[String],
     settings: Stages,
@@ -124,9 +125,13 @@ pub fn analyze_files(
     if analysis.interrupted {
         return Err(Error::Interrupted);
     }
-    let mut failures = analysis.failures();
-    if failures.len() == paths.len() && !failures.is_empty() {
-        return Err(Error::Capture(failures.swap_remove(0)));
+    let failures = analysis.failures();
+    // As the command line does: a capture that ends inside a record gives
+    // the results before it; any other error, with no file read whole, is an error.
+    if failures.len() == paths.len() {
+        if let Some(error) = analysis.error.as_ref().filter(|error| !error.cut_short) {
+            return Err(Error::Capture(error.clone()));
+        }
     }
     Ok((Tables::of(&analysis, &events)?, failures))
 }
