@@ -260,26 +260,20 @@ fn duplicate_acks_over_ipv6_match_tshark_as_over_ipv4() {
     assert_eq!(ours, theirs);
 }
 
-/// Each frame's time since the capture's first frame, as tshark gives it.
-fn tshark_relative_times(file: &Path) -> BTreeMap<u64, f64> {
+/// Of the packets matching `filter`, tshark's `value` by its `key` (two
+/// numeric fields).
+fn tshark_by(file: &Path, filter: &str, key: &str, value: &str) -> BTreeMap<u64, f64> {
     let output = Command::new("tshark")
         .args(["-n", "-r"])
         .arg(file)
-        .args([
-            "-T",
-            "fields",
-            "-e",
-            "frame.number",
-            "-e",
-            "frame.time_relative",
-        ])
+        .args(["-Y", filter, "-T", "fields", "-e", key, "-e", value])
         .output()
         .expect("run tshark");
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| {
-            let (frame, seconds) = line.split_once('\t')?;
-            Some((frame.parse().ok()?, seconds.parse().ok()?))
+            let (key, value) = line.split_once('\t')?;
+            Some((key.parse().ok()?, value.parse().ok()?))
         })
         .collect()
 }
@@ -292,7 +286,7 @@ fn offsets_count_from_the_first_frame_as_wireshark_relative_time_does() {
         let Some(start_ns) = end[0]["start_ns"].as_i64() else {
             continue;
         };
-        let theirs = tshark_relative_times(&file);
+        let theirs = tshark_by(&file, "frame", "frame.number", "frame.time_relative");
         for connection in common::objects_read_so_far("connections", &file, "connection") {
             let frame = connection["first_frame"].as_u64().unwrap();
             let ours = (connection["first_ns"].as_i64().unwrap() - start_ns) as f64 / 1e9;
@@ -307,25 +301,6 @@ fn offsets_count_from_the_first_frame_as_wireshark_relative_time_does() {
     }
     // The book's captures and the demo open 192 connections.
     assert!(compared >= 150, "only {compared} connections compared");
-}
-
-/// Each stream's round trip through the handshake (SYN to the ACK of the
-/// SYN-ACK), as tshark gives it, in milliseconds.
-fn tshark_initial_rtts_ms(file: &Path) -> BTreeMap<u64, f64> {
-    let output = Command::new("tshark")
-        .args(["-n", "-r"])
-        .arg(file)
-        .args(["-Y", "tcp.analysis.initial_rtt", "-T", "fields"])
-        .args(["-e", "tcp.stream", "-e", "tcp.analysis.initial_rtt"])
-        .output()
-        .expect("run tshark");
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| {
-            let (stream, seconds) = line.split_once('\t')?;
-            Some((stream.parse().ok()?, seconds.parse::<f64>().ok()? * 1e3))
-        })
-        .collect()
 }
 
 /// A duration as the text tables print it ("62.8 ms", "11 µs", "1.2 s"), in milliseconds.
@@ -346,7 +321,13 @@ fn printed_ms(value: &str, unit: &str) -> f64 {
 #[test]
 fn the_connections_table_gives_each_connection_its_path_round_trip() {
     let file = synth::shared_captures("ppa").join("http_espn.pcapng");
-    let theirs = tshark_initial_rtts_ms(&file);
+    // Each stream's round trip through its handshake (SYN to the ACK of the SYN-ACK).
+    let theirs = tshark_by(
+        &file,
+        "tcp.analysis.initial_rtt",
+        "tcp.stream",
+        "tcp.analysis.initial_rtt",
+    );
     let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
         .args(["connections", "--quiet"])
         .arg(&file)
@@ -358,7 +339,7 @@ fn the_connections_table_gives_each_connection_its_path_round_trip() {
         let cells: Vec<&str> = row.split_whitespace().collect();
         let id: u64 = cells[0].parse().unwrap();
         let ours = printed_ms(cells[cells.len() - 2], cells[cells.len() - 1]);
-        let handshake = theirs[&id];
+        let handshake = theirs[&id] * 1e3;
         assert!(
             ours <= handshake * 1.005 && ours >= handshake * 0.9,
             "connection {id}: path rtt {ours} ms, tshark's handshake {handshake} ms"
