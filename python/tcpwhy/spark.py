@@ -14,7 +14,9 @@ cluster without splitting a connection between tasks:
    periodicity, load and port reuse see every connection.
 
 The tables returned are those of ``tcpwhy.analyze`` on the same files.
-Executors need the ``tcpwhy`` package installed, as the driver does.
+Executors need the ``tcpwhy`` package installed, as the driver does: on a
+``local`` master they are given the driver's Python, and elsewhere a
+missing package is named in one sentence before any work starts.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def analyze(
     from pyspark.sql import functions as F
     from pyspark.storagelevel import StorageLevel
 
+    _executors_import_tcpwhy(spark)
     names = capture_paths(paths)
     files = spark.sparkContext.parallelize(list(enumerate(names)), len(names)).toDF("file int, path string")
     decoded = files.mapInArrow(_decode_files, _spark_schema(_decoded_schema()))
@@ -86,6 +89,36 @@ def analyze(
     finally:
         decoded.unpersist()
     return _analysis(*conclude_to_ipc(surveys, [bytes(row.part) for row in parts], memory_bytes))
+
+
+def _executors_import_tcpwhy(spark: "SparkSession") -> None:
+    """Makes sure Spark's executors can import tcpwhy. On this machine
+    (a ``local`` master) they are given this Python, which has it;
+    elsewhere, says in one sentence what to set."""
+    import sys
+
+    def cannot_import(_):
+        # Defined here, so that Spark ships it by value to a Python that may lack tcpwhy.
+        try:
+            import tcpwhy._tcpwhy  # noqa: F401
+
+            return []
+        except ImportError as error:
+            import sys as executor_sys
+
+            return [f"{executor_sys.executable}: {error}"]
+
+    context = spark.sparkContext
+    problems = context.parallelize([0], 1).mapPartitions(cannot_import).collect()
+    if problems and context.master.startswith("local"):
+        context.pythonExec = sys.executable
+        problems = context.parallelize([0], 1).mapPartitions(cannot_import).collect()
+    if problems:
+        raise RuntimeError(
+            f"Spark's executors cannot import tcpwhy ({problems[0]}): install it where they run, "
+            f"or set PYSPARK_PYTHON to a Python that has it (here {sys.executable}) "
+            "before the session starts"
+        )
 
 
 def local_session(cores: int = 2) -> "SparkSession":

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,16 @@ def test_files_from_two_capture_points_are_refused(spark):
     both = [CAPTURES / "loss_upstream-client.pcap", CAPTURES / "loss_upstream-server.pcap"]
     with pytest.raises(tcpwhy.CaptureError, match="overlap in time"):
         tcpwhy.spark.analyze(spark, both)
+
+
+def test_a_session_built_the_ordinary_way_runs_its_executors_on_a_python_with_tcpwhy(rotated, monkeypatch):
+    from pyspark.sql import SparkSession
+
+    # The executors would run a Python without tcpwhy, as the system's python3 is.
+    monkeypatch.setenv("PYSPARK_PYTHON", str(Path(sys.base_prefix) / "bin" / "python3"))
+    session = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    try:
+        got = tcpwhy.spark.analyze(session, rotated[:5])
+    finally:
+        session.stop()
+    assert_same_tables(got, tcpwhy.analyze(rotated[:5]))
