@@ -48,6 +48,14 @@ class Analysis:
     ledger: pa.Table
     failures: Tuple[FileFailure, ...] = ()
 
+    def __repr__(self) -> str:
+        tables = ", ".join(f"{name}={getattr(self, name).num_rows} rows" for name in TABLES)
+        failed = f", failures={[failure.path for failure in self.failures]}" if self.failures else ""
+        return f"Analysis({tables}{failed})"
+
+
+TABLES = ("connections", "transactions", "events", "timeline", "findings", "ledger")
+
 
 def analyze(paths: Union[Path, Iterable[Path]], *, memory_bytes: Optional[int] = None) -> Analysis:
     """Reads the capture files once, merged by time as the command line merges them.
@@ -55,7 +63,9 @@ def analyze(paths: Union[Path, Iterable[Path]], *, memory_bytes: Optional[int] =
     The GIL is released while the files are read. A file that cannot be read
     to its end stops at its error and is listed in ``failures``, the others
     are read on; when no file can be, ``CaptureError`` is raised with the
-    command line's message, which names the file and byte offset.
+    command line's message, which names the file and byte offset, unless the
+    first ends inside a record: as on the command line, what came before it
+    is analysed.
     """
     return _analysis(*analyze_to_ipc(capture_paths(paths), memory_bytes))
 

@@ -222,3 +222,12 @@ def test_a_bad_file_among_several_is_named_and_the_others_are_read(tmp_path):
     assert result.connections.num_rows == with_cut.connections.num_rows > alone.connections.num_rows
     with pytest.raises(tcpwhy.CaptureError):
         tcpwhy.analyze([text, text])
+
+
+def test_an_analysis_prints_as_the_size_of_each_table():
+    capture = ROOT / "tests" / "captures" / "pool_queueing.pcap"
+    result = tcpwhy.analyze(capture)
+    listed = cli_objects("connections", capture, "connection")
+    text = repr(result)
+    assert text.startswith(f"Analysis(connections={len(listed)} rows, transactions=")
+    assert "failures" not in text and len(text) < 200
