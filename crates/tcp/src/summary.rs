@@ -59,6 +59,11 @@ impl ConnectionSummary {
         }
     }
 
+    /// Both sides sent their FIN: each said it had nothing more to send.
+    pub fn closed_by_both(&self) -> bool {
+        self.history.contains('F') && self.history.contains('f')
+    }
+
     /// The direction's figures.
     pub fn direction(&self, direction: crate::Direction) -> &DirectionSummary {
         match direction {

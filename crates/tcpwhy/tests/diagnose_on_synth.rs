@@ -131,6 +131,31 @@ fn connections_reset_unanswered_after_a_minute_are_a_setup_failure() {
     assert_eq!(top["connections"], 11);
 }
 
+/// Uploads the server only acknowledges, each closed by both sides and
+/// then reset by the server seconds after it began: the server answered
+/// with its ACKs and its FIN, so no one waited for it, and no setup failed.
+#[test]
+fn uploads_both_sides_closed_before_a_reset_are_no_setup_failure() {
+    let mut steps = Vec::new();
+    for c in 0..4 {
+        let at = c as f64 * 100.0;
+        steps.push((at, c, Step::Handshake));
+        steps.push((at + 2.0, c, Step::Request));
+        steps.push((at + 6_000.0, c, Step::ClientFin));
+        steps.push((at + 6_001.0, c, Step::ServerFin));
+        steps.push((at + 6_002.0, c, Step::ServerReset));
+    }
+    let capture = write_trace("upload-closed-then-reset", steps);
+    let findings = common::objects("diagnose", &capture, "finding");
+    std::fs::remove_file(&capture).unwrap();
+    assert!(
+        findings
+            .iter()
+            .all(|f| f["kind"] != "connection_setup_failure"),
+        "{findings:#?}"
+    );
+}
+
 /// Twenty exchanges, each followed by the client's last words and the
 /// server's reset of them. Where the server had closed first and the
 /// client's data acknowledged that FIN (as TLS's close_notify answers the

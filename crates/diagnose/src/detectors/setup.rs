@@ -24,7 +24,10 @@ enum Trouble {
 }
 
 fn trouble(c: &ConnectionSummary) -> Option<Trouble> {
-    let server_silent = c.server_to_client.payload_bytes == 0;
+    // A server that closed its side after the client closed its own left no
+    // one waiting for an answer (an upload's answer is its ACKs and FIN),
+    // whatever reset came after.
+    let server_silent = c.server_to_client.payload_bytes == 0 && !c.closed_by_both();
     match c.state {
         ConnState::S0 => Some(Trouble::Unanswered),
         ConnState::REJ => Some(Trouble::Refused),
