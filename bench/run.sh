@@ -31,7 +31,7 @@ baseline=${BASELINE:-}
 [ -z "$baseline" ] || selected="$selected baseline-diagnose "
 scale=${SCALE-10000 50000 200000}
 
-bytes=$(stat -c %s "$capture")
+bytes=$(stat -L -c %s "$capture")
 packets=$(capinfos -c -M "$capture" | awk -F: '/Number of packets/ {gsub(/ /, "", $2); print $2}')
 cat "$capture" > /dev/null   # warm the page cache
 
