@@ -153,7 +153,7 @@ fn diagnosed(path: &str) -> Result<(Analysis, Windows), CaptureError> {
         stages,
         Silent,
         |_| {},
-        |segment| windows.observe(segment),
+        |segment, _| windows.observe(segment),
     )?;
     match analysis.error.take() {
         Some(error) => Err(error),

@@ -90,7 +90,7 @@ pub fn read(path: &str) -> Result<Capture, CaptureError> {
         Stages::default(),
         Silent,
         |_| {},
-        |view| {
+        |view, _| {
             let sender = usize::from(view.direction == Direction::ServerToClient);
             by_connection.entry(view.connection).or_default()[sender].push(packets.len());
             packets.push(Packet::of(view));

@@ -94,7 +94,7 @@ pub fn analyze(
     progress: impl ReadProgress,
     on_event: impl FnMut(&Event),
 ) -> Result<Analysis, CaptureError> {
-    analyze_observed(paths, stages, progress, on_event, |_| {})
+    analyze_observed(paths, stages, progress, on_event, |_, _| {})
 }
 
 /// The stages in one thread over frames already in memory (scripted traces,

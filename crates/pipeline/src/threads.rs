@@ -94,13 +94,14 @@ impl Batch {
 }
 
 /// [`analyze`], also calling `on_segment` for each TCP segment with what the
-/// tracker made of it, selected or not.
+/// tracker made of it, selected or not, and what was read up to it (the
+/// capture's first frame among it).
 pub fn analyze_observed(
     paths: &[String],
     stages: Stages,
     progress: impl ReadProgress,
     mut on_event: impl FnMut(&Event),
-    mut on_segment: impl FnMut(&SegmentView),
+    mut on_segment: impl FnMut(&SegmentView, &ReadCounts),
 ) -> Result<Analysis, CaptureError> {
     // Opened on the reading thread: a FIFO with no writer yet, or standard
     // input before its first byte, holds the open, and a stop must not wait.
@@ -165,7 +166,7 @@ pub fn analyze_observed(
             if let Ok(segment) = &decoded.segment {
                 let payload = &batch.payloads[decoded.payload.clone()];
                 if let Some(view) = analyzer.segment(segment, payload) {
-                    on_segment(&view);
+                    on_segment(&view, &read);
                 }
             }
         }

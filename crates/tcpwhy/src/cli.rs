@@ -533,7 +533,10 @@ fn events(args: &RowsArgs) -> io::Result<ExitCode> {
                 write_error = out.flush().err();
             }
         },
-        |view| writer.borrow_mut().starts_at(view.timestamp_ns),
+        |view, read| {
+            let start = read.first_frame_ns.unwrap_or(view.timestamp_ns);
+            writer.borrow_mut().starts_at(start)
+        },
     );
     if let Some(error) = write_error {
         return Err(error);

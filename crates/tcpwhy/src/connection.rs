@@ -47,7 +47,7 @@ pub fn gather(
                 events.push(*event);
             }
         },
-        |view| {
+        |view, _| {
             let (from, to) = *window.get_or_insert_with(|| selection.window_ns(view.timestamp_ns));
             if view.connection == id && (from..=to).contains(&view.timestamp_ns) {
                 packets_seen += 1;

@@ -171,7 +171,7 @@ fn analyze_with_detail(
             stages,
             progress(),
             |_| {},
-            |view| collector.observe(view),
+            |view, _| collector.observe(view),
         )
         .map_err(Failure::BadInput)?;
         let collected = collector.finish();
@@ -212,7 +212,7 @@ fn analyze_with_detail(
         },
         progress(),
         |_| {},
-        |view| collector.observe(view),
+        |view, _| collector.observe(view),
     )
     .map_err(Failure::BadInput)?;
     if let Some(error) = again.error.filter(|error| !error.cut_short) {

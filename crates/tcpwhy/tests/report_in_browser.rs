@@ -216,7 +216,7 @@ fn write_hostile_report(pcap: &Path, html: &Path) {
         stages,
         pipeline::Silent,
         |_| {},
-        |view| collector.observe(view),
+        |view, _| collector.observe(view),
     )
     .unwrap();
     let mut connections = analysis.connections;

@@ -303,6 +303,37 @@ fn offsets_count_from_the_first_frame_as_wireshark_relative_time_does() {
     assert!(compared >= 150, "only {compared} connections compared");
 }
 
+/// The events table's offsets are Wireshark's relative times too, though it
+/// writes each event as it is raised: on a capture whose first two frames
+/// are not TCP, each row's "+seconds" is its frame's `frame.time_relative`.
+#[test]
+fn the_events_table_counts_from_the_first_frame_as_it_streams() {
+    let file = synth::shared_captures("ppa").join("http_espn.pcapng");
+    let theirs = tshark_by(&file, "frame", "frame.number", "frame.time_relative");
+    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args(["events", "--quiet"])
+        .arg(&file)
+        .output()
+        .expect("run tcpwhy");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|row| row.split_whitespace().collect())
+        .filter(|cells: &Vec<&str>| cells.len() > 3 && cells[2].starts_with('+'))
+        .collect();
+    assert!(!rows.is_empty(), "{text}");
+    for cells in rows {
+        let frame: u64 = cells[0].parse().unwrap();
+        let ours: f64 = cells[2].trim_start_matches('+').parse().unwrap();
+        assert!(
+            (ours - theirs[&frame]).abs() < 1e-6,
+            "frame {frame}: +{ours} against tshark's +{}",
+            theirs[&frame]
+        );
+    }
+}
+
 /// A duration as the text tables print it ("62.8 ms", "11 µs", "1.2 s"), in milliseconds.
 fn printed_ms(value: &str, unit: &str) -> f64 {
     let scale = match unit {

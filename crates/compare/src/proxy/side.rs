@@ -38,7 +38,7 @@ impl Side {
             stages,
             Silent,
             |_| {},
-            |view| {
+            |view, _| {
                 if view.len > 0 {
                     data.entry(view.connection).or_default().push(*view);
                 }
