@@ -303,6 +303,16 @@ fn offsets_count_from_the_first_frame_as_wireshark_relative_time_does() {
     assert!(compared >= 150, "only {compared} connections compared");
 }
 
+/// What `tcpwhy COMMAND FILE` prints as a text table.
+fn text_table(command: &str, file: &Path) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
+        .args([command, "--quiet"])
+        .arg(file)
+        .output()
+        .expect("run tcpwhy");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// The events table's offsets are Wireshark's relative times too, though it
 /// writes each event as it is raised: on a capture whose first two frames
 /// are not TCP, each row's "+seconds" is its frame's `frame.time_relative`.
@@ -310,12 +320,7 @@ fn offsets_count_from_the_first_frame_as_wireshark_relative_time_does() {
 fn the_events_table_counts_from_the_first_frame_as_it_streams() {
     let file = synth::shared_captures("ppa").join("http_espn.pcapng");
     let theirs = tshark_by(&file, "frame", "frame.number", "frame.time_relative");
-    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["events", "--quiet"])
-        .arg(&file)
-        .output()
-        .expect("run tcpwhy");
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = text_table("events", &file);
     let rows: Vec<Vec<&str>> = text
         .lines()
         .skip(1)
@@ -359,12 +364,7 @@ fn the_connections_table_gives_each_connection_its_path_round_trip() {
         "tcp.stream",
         "tcp.analysis.initial_rtt",
     );
-    let output = Command::new(env!("CARGO_BIN_EXE_tcpwhy"))
-        .args(["connections", "--quiet"])
-        .arg(&file)
-        .output()
-        .expect("run tcpwhy");
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = text_table("connections", &file);
     let mut compared = 0;
     for row in text.lines().skip(1).filter(|row| row.contains(" → ")) {
         let cells: Vec<&str> = row.split_whitespace().collect();
