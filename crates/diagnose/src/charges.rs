@@ -16,16 +16,14 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use tcp::{ConnectionSummary, DirectionSummary, RttStats};
+use tcp::{ConnectionSummary, Direction};
 use transactions::{Ledger, Part, Transaction};
 
 use crate::actions::{self, ActionId};
 use crate::cause::{Cause, Chain};
 use crate::detectors::{PoolQueueing, Saturation};
-use crate::rules::{
-    PerAction, BULK_BYTES, NOTICED_MS, PATTERN_REPEATS, QUEUE_CORRELATION, QUEUE_RTT_RATIO,
-    STANDING_QUEUE_MS,
-};
+use crate::queue::{self, QueuedPath};
+use crate::rules::{PerAction, BULK_BYTES, NOTICED_MS, PATTERN_REPEATS};
 
 /// What one cause cost, and where.
 #[derive(Debug, Default)]
@@ -193,10 +191,9 @@ pub struct Context {
     /// SYNs were lost no more often than the data: the path's loss, not a
     /// listen queue or a filter, made the handshakes wait.
     pub syn_loss_is_path_loss: bool,
-    /// Paths (client and server address) on which some connection's round
-    /// trips rose with its bytes in flight to a standing queue, with the
-    /// least round trip any connection on the path showed (ms).
-    pub queued_paths: FxHashMap<(IpAddr, IpAddr), f64>,
+    /// Paths (client and server address) on which a queue stood before
+    /// the bottleneck (see [`crate::queue`]).
+    pub queued_paths: FxHashMap<(IpAddr, IpAddr), QueuedPath>,
     /// Paths on which some sender resent a segment the receiver asked for
     /// with duplicate ACKs: loss struck there at large, segments with later
     /// ones behind them, so the last segments it struck are its own too.
@@ -364,7 +361,7 @@ fn loss(
     let in_burst = bursts
         .get(first_not_over)
         .is_some_and(|&(from, _)| end >= from);
-    let at_large = connection.is_some_and(|c| context.loss_at_large.contains(&path(c)));
+    let at_large = connection.is_some_and(|c| context.loss_at_large.contains(&queue::path(c)));
     match part {
         _ if in_burst => Cause::PeriodicLoss,
         Part::TailLoss if !at_large => Cause::TailLoss,
@@ -423,7 +420,9 @@ fn follows_without_client_wait(t: &Transaction, connection: Option<&ConnectionSu
 /// bytes in flight: a queue standing before a bottleneck link. Or they
 /// stand well above the least on a path where another connection's rise
 /// with its bytes in flight: connections sharing a link share its queue,
-/// and each one's round trips follow all their bytes in flight, not its own.
+/// and each one's round trips follow all their bytes in flight, not its
+/// own. Or, its round trips untimed, a handshake on its path waited behind
+/// bulk data crossing the way its own went while it ran.
 fn queue_builds(
     t: &Transaction,
     connection: Option<&ConnectionSummary>,
@@ -432,74 +431,23 @@ fn queue_builds(
     let Some(c) = connection else {
         return false;
     };
-    let data = if t.request_bytes >= t.response_bytes {
-        &c.client_to_server
+    let (direction, data) = if t.request_bytes >= t.response_bytes {
+        (Direction::ClientToServer, &c.client_to_server)
     } else {
-        &c.server_to_client
+        (Direction::ServerToClient, &c.server_to_client)
     };
-    let stands_on_path = |&path_least: &f64| {
+    let last_byte_ns = t.response_end_ns.unwrap_or(t.request_end_ns);
+    let queued_on_path = |queued: &QueuedPath| {
         [data.rtt, data.release_lag]
             .iter()
-            .any(|samples| stands(c, data, samples, path_least))
+            .any(|samples| queue::stands(c, data, samples, queued.least_ms))
+            || queued.handshake_queued_during(direction, t.request_start_ns, last_byte_ns)
     };
-    shows_queue(c, data)
+    queue::shows_queue(c, data)
         || context
             .queued_paths
-            .get(&path(c))
-            .is_some_and(stands_on_path)
-}
-
-/// The client's and the server's address.
-pub fn path(c: &ConnectionSummary) -> (IpAddr, IpAddr) {
-    (c.client.ip, c.server.ip)
-}
-
-/// Round trips that rise with the bytes in flight and stand well above the
-/// least, by more than one segment takes to cross at the flow's rate (a
-/// queue holds at least a packet). Seen from the sender's side in its
-/// data-to-ACK samples, from the receiver's in the ACK-to-data lags.
-pub fn shows_queue(c: &ConnectionSummary, data: &DirectionSummary) -> bool {
-    queue_samples(c, data).is_some()
-}
-
-/// The round-trip samples of `data` that show a queue building, if any do.
-pub fn queue_samples(c: &ConnectionSummary, data: &DirectionSummary) -> Option<RttStats> {
-    [data.rtt, data.release_lag].into_iter().find(|samples| {
-        let rising = samples
-            .in_flight_correlation
-            .is_some_and(|r| r >= QUEUE_CORRELATION);
-        rising && stands(c, data, samples, least_round_trip_ms(c))
-    })
-}
-
-/// The connection's least round trip, from its handshake and samples.
-pub fn least_round_trip_ms(c: &ConnectionSummary) -> f64 {
-    match c.rtt().round_trip_ms() {
-        least if least > 0.0 => least,
-        _ => f64::INFINITY,
-    }
-}
-
-/// The typical round trip stands well above the least (of the samples,
-/// and of `path_least_ms`, which a handshake before the queue built
-/// shows), by more than one segment takes to cross at the flow's rate (a
-/// queue holds at least a packet) and by more than a queue that only
-/// absorbs bursts ([`STANDING_QUEUE_MS`]).
-fn stands(
-    c: &ConnectionSummary,
-    data: &DirectionSummary,
-    samples: &RttStats,
-    path_least_ms: f64,
-) -> bool {
-    let rate = data.unique_payload_bytes as f64 / (c.duration_ms / 1e3).max(1e-9);
-    let segment_ms = data.largest_segment as f64 / rate.max(1.0) * 1e3;
-    match (samples.min_ms, samples.median_ms) {
-        (Some(least), Some(median)) => {
-            let least = least.min(path_least_ms);
-            median >= QUEUE_RTT_RATIO * least && median - least >= segment_ms.max(STANDING_QUEUE_MS)
-        }
-        _ => false,
-    }
+            .get(&queue::path(c))
+            .is_some_and(queued_on_path)
 }
 
 /// A ledger's time that someone waited through: all of it but each side's

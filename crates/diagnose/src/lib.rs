@@ -25,6 +25,7 @@ mod finding;
 mod gaps;
 mod kind;
 mod patterns;
+mod queue;
 pub mod rules;
 pub mod units;
 

@@ -4,15 +4,15 @@
 //! the structural detectors.
 
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tcp::{ConnectionSummary, DirectionSummary, Role};
 use timeline::Tick;
 use transactions::Part;
 
-use crate::charges::{self, Context};
+use crate::charges::Context;
 use crate::gaps::Gaps;
+use crate::queue;
 use crate::rules::{
     DEAD_AFTER_RESENDS, EXPLAINED_DEVIATIONS, FAR_OUT_IQRS, LOSS_BURST_GAP_MS, PATTERN_REPEATS,
     PERIOD_TOLERANCE, SIGNIFICANCE,
@@ -41,7 +41,7 @@ pub fn context(inputs: &Inputs) -> Context {
             .map(|c| c.id)
             .collect(),
         syn_loss_is_path_loss: syn_loss_explained_by_data_loss(inputs),
-        queued_paths: queued_paths(inputs),
+        queued_paths: queue::queued_paths(inputs),
         loss_at_large: inputs
             .connections
             .iter()
@@ -50,7 +50,7 @@ pub fn context(inputs: &Inputs) -> Context {
                     .iter()
                     .any(|d| d.retransmissions.after_duplicate_acks > 0)
             })
-            .map(charges::path)
+            .map(queue::path)
             .collect(),
     }
 }
@@ -93,31 +93,6 @@ fn silent_peer(c: &ConnectionSummary) -> Option<Role> {
     } else {
         None
     }
-}
-
-/// The paths where some connection's round trips rose with its bytes in
-/// flight to a standing queue, each with the least round trip any of its
-/// connections showed.
-fn queued_paths(inputs: &Inputs) -> FxHashMap<(IpAddr, IpAddr), f64> {
-    let mut least_on_path: FxHashMap<(IpAddr, IpAddr), f64> = FxHashMap::default();
-    for c in inputs.connections {
-        let least = least_on_path
-            .entry(charges::path(c))
-            .or_insert(f64::INFINITY);
-        *least = least.min(charges::least_round_trip_ms(c));
-    }
-    let queued: FxHashSet<(IpAddr, IpAddr)> = inputs
-        .connections
-        .iter()
-        .filter(|c| {
-            c.directions()
-                .iter()
-                .any(|data| charges::shows_queue(c, data))
-        })
-        .map(charges::path)
-        .collect();
-    least_on_path.retain(|path, _| queued.contains(path));
-    least_on_path
 }
 
 /// Whether the handshakes that had to be tried again are no more than the

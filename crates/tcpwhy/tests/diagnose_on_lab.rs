@@ -205,6 +205,45 @@ fn data_at_a_full_links_pace_seen_at_the_receiver_blames_no_sender() {
     assert!(found.iter().all(|f| f["severity"] == "info"), "{found:#?}");
 }
 
+/// Eight 213 kB uploads sharing a 2 Mbit/s link on a 0.8 ms path, seen at
+/// the server, the client sending no TCP timestamps (scenario
+/// `bottleneck-01` of the timestamps-off bulk sweep). No round trip of the
+/// uploads' data can be timed at the receiver, but each handshake made
+/// while the earlier uploads crossed the link waited behind them in its
+/// queue: tshark's initial RTTs climb from 0.8 ms to 619 ms. That queue is
+/// the finding, and its round trips are the handshakes' as tshark reads them.
+#[test]
+fn handshakes_queued_behind_uploads_show_the_bottleneck_to_a_receiver_without_timestamps() {
+    let case = "uploads_sharing_a_full_link_seen_at_the_receiver_without_timestamps.pcap";
+    let found = loud_top(case, "bottleneck_link");
+    let output = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(common::sweep_case(case))
+        .args(["-Y", "tcp.analysis.initial_rtt && tcp.flags.syn == 0"])
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "tcp.stream",
+            "-e",
+            "tcp.analysis.initial_rtt",
+        ])
+        .output()
+        .expect("tshark must be installed (apt-get install tshark)");
+    let handshakes_ms: Vec<f64> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split('\t').nth(1)?.parse::<f64>().ok())
+        .map(|seconds| seconds * 1e3)
+        .collect();
+    let median_ms = found[0]["figures"]["rtt_median_ms"].as_f64().unwrap();
+    assert!(
+        handshakes_ms.iter().any(|h| (h - median_ms).abs() < 0.01),
+        "{median_ms} among {handshakes_ms:?}"
+    );
+    let least_ms = found[0]["figures"]["rtt_min_ms"].as_f64().unwrap();
+    assert!(median_ms > 100.0 * least_ms, "{found:#?}");
+}
+
 /// A 500 kB upload losing 4.7% of its segments on a 1.6 ms path, seen at
 /// the server, the client sending no TCP timestamps (scenario
 /// `random_loss-00` of `--seed 8 --client-sysctl net.ipv4.tcp_timestamps=0`).

@@ -4,7 +4,8 @@
 use tcp::{Direction, DirectionSummary, RttStats};
 
 use super::{capitalized, count, duration, round, with_text, Facts};
-use crate::charges::{self, queue_samples, Context};
+use crate::charges::Context;
+use crate::queue::{self, queue_samples, QueuedPath};
 use crate::{Finding, Inputs};
 
 pub(super) fn chattiness(facts: &Facts) -> Finding {
@@ -61,16 +62,26 @@ pub(super) fn path_latency(facts: &Facts) -> Finding {
 pub(super) fn bottleneck_link(facts: &Facts, inputs: &Inputs, context: &Context) -> Finding {
     let (sender, _) = facts.sender();
     let data = facts.sender_data();
-    let rtt = facts
+    let queued_path = facts
+        .example
+        .and_then(|c| context.queued_paths.get(&queue::path(c)));
+    let own_samples = facts
         .example
         .zip(data)
-        .and_then(|(c, data)| queue_samples(c, data))
-        .or(data.map(path_round_trips))
-        .unwrap_or_default();
-    let path_least = facts
-        .example
-        .and_then(|c| context.queued_paths.get(&charges::path(c)).copied())
-        .unwrap_or(f64::INFINITY);
+        .and_then(|(c, data)| queue_samples(c, data));
+    let handshakes = queued_path.and_then(QueuedPath::handshake_round_trips);
+    let (rtt, how) = match (own_samples, handshakes) {
+        (None, Some(handshakes)) => (handshakes, queued_handshakes_text(&handshakes)),
+        (samples, _) => {
+            let rtt = samples.or(data.map(path_round_trips)).unwrap_or_default();
+            let how = format!(
+                "each round trip grew with the bytes in flight (correlation {:.2})",
+                rtt.in_flight_correlation.unwrap_or(0.0)
+            );
+            (rtt, how)
+        }
+    };
+    let path_least = queued_path.map_or(f64::INFINITY, |queued| queued.least_ms);
     let least = rtt.min_ms.unwrap_or(0.0).min(path_least);
     let typical = rtt.median_ms.unwrap_or(0.0);
     let rate = shared_throughput(facts, inputs);
@@ -85,9 +96,8 @@ pub(super) fn bottleneck_link(facts: &Facts, inputs: &Inputs, context: &Context)
         ),
         format!(
             "The {sender} kept more in flight than the path carries at once; the excess waited \
-             in a queue before the slowest link, so each round trip grew with the bytes in \
-             flight (correlation {:.2}) while the rate stayed at what the link allows.{}",
-            rtt.in_flight_correlation.unwrap_or(0.0),
+             in a queue before the slowest link, so {how} while the rate stayed at what the \
+             link allows.{}",
             facts.example_text()
         ),
         "The link carries no more: send less (compress, cache), move the transfer to a faster \
@@ -112,6 +122,18 @@ pub(super) fn bottleneck_link(facts: &Facts, inputs: &Inputs, context: &Context)
             .insert("window_bytes", receiver.window.max as f64);
     }
     found
+}
+
+/// How handshakes showed the queue: they waited in it behind the data.
+fn queued_handshakes_text(handshakes: &RttStats) -> String {
+    format!(
+        "{} made while the data crossed took {} (up to {}) against the path's least {}: \
+         they waited in the queue behind it",
+        count(handshakes.samples, "handshake"),
+        duration(handshakes.median_ms.unwrap_or(0.0)),
+        duration(handshakes.max_ms.unwrap_or(0.0)),
+        duration(handshakes.min_ms.unwrap_or(0.0)),
+    )
 }
 
 /// Of a direction's round-trip samples, those that time the whole path

@@ -21,7 +21,7 @@ pub use pool::PoolQueueing;
 pub use saturation::Saturation;
 pub use setup::FailedSetups;
 
-use crate::charges::shows_queue;
+use crate::queue::shows_queue;
 use crate::rules::BULK_BYTES;
 use crate::{Finding, Inputs};
 
