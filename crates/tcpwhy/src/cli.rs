@@ -12,7 +12,7 @@ use diagnose::Severity;
 use crate::command_line;
 use crate::connection;
 use crate::html;
-use crate::output::{self, connection::OneConnection, text, Format, Style};
+use crate::output::{self, connection::OneConnection, table::ColorChoice, text, Format, Style};
 use crate::progress::Progress;
 use crate::signals::{self, EXIT_INTERRUPTED};
 use crate::two_captures::{self, CompareArgs, DiffArgs};
@@ -59,6 +59,23 @@ Exit codes:
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorArg> for ColorChoice {
+    fn from(color: ColorArg) -> Self {
+        match color {
+            ColorArg::Auto => ColorChoice::Auto,
+            ColorArg::Always => ColorChoice::Always,
+            ColorArg::Never => ColorChoice::Never,
+        }
+    }
 }
 
 /// The definition of the command line: its commands and their flags.
@@ -139,6 +156,10 @@ struct RowsFormat {
         value_name = "FORMAT"
     )]
     value: RowsFormatArg,
+    /// When to color the text: auto colors it when stdout is a terminal and
+    /// NO_COLOR is not set.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    color: ColorArg,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -190,6 +211,41 @@ enum Command {
     /// ledger) as one file each: typed Parquet (the default) for pandas,
     /// DuckDB or Spark, or CSV or JSON lines with the same fields.
     Export(ExportArgs),
+    /// A completion script for the shell, on stdout: `tcpwhy completions bash
+    /// > /etc/bash_completion.d/tcpwhy`.
+    Completions(CompletionsArgs),
+    /// A manual page, in roff, on stdout: `tcpwhy man > tcpwhy.1; man -l tcpwhy.1`,
+    /// or one command's: `tcpwhy man diagnose > tcpwhy-diagnose.1`.
+    Man(ManArgs),
+}
+
+#[derive(Args)]
+struct ManArgs {
+    /// The command whose page to write; the page of tcpwhy itself when absent.
+    #[arg(value_name = "COMMAND")]
+    command: Option<String>,
+}
+
+impl Command {
+    /// How the command writes rows, if it writes any.
+    fn rows_format(&self) -> Option<&RowsFormat> {
+        match self {
+            Command::Diagnose(args) => Some(&args.format),
+            Command::Connections(args) | Command::Events(args) | Command::Transactions(args) => {
+                Some(&args.style.format)
+            }
+            Command::Connection(args) => Some(&args.style.format),
+            Command::Timeline(args) => Some(&args.rows.style.format),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Args)]
+struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
 }
 
 #[derive(Args)]
@@ -321,6 +377,9 @@ pub fn run() -> ExitCode {
             };
         }
     };
+    if let Some(format) = cli.command.rows_format() {
+        output::table::choose_color(format.color.into());
+    }
     // Comparing two captures cannot stop part way: a signal ends it at once.
     let stops_part_way = !matches!(cli.command, Command::Compare(_) | Command::Diff(_));
     signals::install(stops_part_way);
@@ -354,6 +413,8 @@ pub fn run() -> ExitCode {
         Command::Compare(args) => two_captures::compare(args),
         Command::Diff(args) => two_captures::diff(args),
         Command::Export(args) => Ok(export(args)),
+        Command::Completions(args) => completions(args.shell),
+        Command::Man(args) => manual(args.command.as_deref()),
     };
     match outcome {
         Ok(code) => code,
@@ -363,6 +424,33 @@ pub fn run() -> ExitCode {
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+/// Writes the shell's completion script for every command and flag.
+fn completions(shell: clap_complete::Shell) -> io::Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    clap_complete::generate(shell, &mut definition(), "tcpwhy", &mut out);
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the manual page of tcpwhy, or of one of its commands.
+fn manual(command: Option<&str>) -> io::Result<ExitCode> {
+    let tcpwhy = definition();
+    let page = match command {
+        None => tcpwhy,
+        Some(name) => match tcpwhy.find_subcommand(name) {
+            Some(sub) => sub
+                .clone()
+                .name(format!("tcpwhy-{name}"))
+                .version(env!("CARGO_PKG_VERSION")),
+            None => return Ok(refused(&format!("{name:?} is not a command of tcpwhy"))),
+        },
+    };
+    let mut out = io::stdout().lock();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 impl Reading {

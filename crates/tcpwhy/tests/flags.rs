@@ -85,6 +85,8 @@ fn cases(command: &str) -> Vec<Case> {
     }
     if tables.contains(&command) || command == "diagnose" {
         cases.push(case("--format", &["--format", "csv"]));
+        // Piped, the text is colored only when asked.
+        cases.push(case("--color", &["--color", "always"]));
     }
     match command {
         "diagnose" => cases.push(case("--fail-on", &["--fail-on", "info"])),

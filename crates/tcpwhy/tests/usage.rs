@@ -500,3 +500,86 @@ fn paragraphs_wrap_to_the_terminal_and_stay_whole_when_piped() {
         .unwrap();
     assert!(why.chars().count() > 72, "one line when piped: {why}");
 }
+
+/// The commands `tcpwhy --help` lists.
+fn commands() -> Vec<String> {
+    let help = stdout(&tcpwhy(&["--help"]));
+    help.lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|&command| command != "help")
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn completions_for_each_shell_name_every_command_and_bash_parses_its_own() {
+    let commands = commands();
+    assert!(commands.len() >= 12, "{commands:?}");
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let output = tcpwhy(&["completions", shell]);
+        assert!(output.status.success(), "{shell}: {}", stderr(&output));
+        let script = stdout(&output);
+        for command in &commands {
+            assert!(script.contains(command.as_str()), "{shell} lacks {command}");
+        }
+    }
+    let bash = Command::new("bash")
+        .args(["-n", "-c"])
+        .arg(stdout(&tcpwhy(&["completions", "bash"])))
+        .output()
+        .unwrap();
+    assert!(
+        bash.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bash.stderr)
+    );
+}
+
+#[test]
+fn the_manual_has_a_page_for_tcpwhy_and_one_for_each_command() {
+    let page = stdout(&tcpwhy(&["man"]));
+    assert!(page.contains(".TH tcpwhy 1"), "{page}");
+    for command in commands() {
+        assert!(
+            page.contains(&format!("tcpwhy\\-{command}(1)")),
+            "{command}"
+        );
+        let own = stdout(&tcpwhy(&["man", &command]));
+        assert!(own.contains(&format!(".TH tcpwhy-{command} 1")), "{own}");
+    }
+    let diagnose = stdout(&tcpwhy(&["man", "diagnose"]));
+    assert!(diagnose.contains("\\-\\-fail\\-on"), "{diagnose}");
+    let unknown = tcpwhy(&["man", "nosuch"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("\"nosuch\""),
+        "{}",
+        stderr(&unknown)
+    );
+}
+
+#[test]
+fn color_is_written_when_asked_whatever_the_output_and_never_when_refused() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap");
+    let escapes = |args: &[&str], no_color: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tcpwhy"));
+        command.args(args).arg(&demo);
+        if no_color {
+            command.env("NO_COLOR", "1");
+        } else {
+            command.env_remove("NO_COLOR");
+        }
+        stdout(&command.output().unwrap())
+            .matches("\u{1b}[")
+            .count()
+    };
+    for table in ["diagnose", "connections"] {
+        assert_eq!(escapes(&[table], false), 0, "{table}, piped");
+        assert_eq!(escapes(&[table, "--color", "never"], false), 0, "{table}");
+        assert!(escapes(&[table, "--color", "always"], false) > 0, "{table}");
+        assert!(escapes(&[table, "--color", "always"], true) > 0, "{table}");
+    }
+}

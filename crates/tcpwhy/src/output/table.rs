@@ -3,6 +3,7 @@
 //! packet in every table; paragraphs wrap to the terminal's width.
 
 use std::io::{self, IsTerminal, Write};
+use std::sync::OnceLock;
 
 use tcp::{ConnState, ConnectionSummary, DirectionSummary, Event};
 
@@ -18,7 +19,31 @@ const RESET: &str = "\x1b[0m";
 /// Under this share of the frames, TCP is little enough to say what else the capture holds.
 const LITTLE_TCP: f64 = 0.1;
 
+/// When the terminal output is colored.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ColorChoice {
+    /// When stdout is a terminal and NO_COLOR is not set.
+    Auto,
+    Always,
+    Never,
+}
+
+static COLORED: OnceLock<bool> = OnceLock::new();
+
+/// Colors the output as `choice` says, from now on; the first choice holds.
+pub fn choose_color(choice: ColorChoice) {
+    let _ = COLORED.set(match choice {
+        ColorChoice::Auto => colored_when_auto(),
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+    });
+}
+
 fn colored() -> bool {
+    *COLORED.get_or_init(colored_when_auto)
+}
+
+fn colored_when_auto() -> bool {
     // NO_COLOR counts only when set to something (no-color.org).
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
     std::io::stdout().is_terminal() && !no_color
