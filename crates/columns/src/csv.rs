@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field};
 
-use crate::cells::{Cells, Column};
+use crate::cells::{json_key, Cells, Column};
 
 /// The columns of a table of these fields, nested names joined with dots.
 pub fn column_names(fields: &[impl AsRef<Field>]) -> Vec<String> {
@@ -47,6 +47,16 @@ pub fn write_header(
 
 /// Writes one line per row of `batch`, without the header.
 pub fn write_rows(out: &mut impl Write, batch: &RecordBatch) -> io::Result<()> {
+    write_chosen_rows(out, batch, None)
+}
+
+/// Writes one line per row of `batch` with the `chosen` columns only, in
+/// their order (every column without a choice), without the header.
+pub fn write_chosen_rows(
+    out: &mut impl Write,
+    batch: &RecordBatch,
+    chosen: Option<&Chosen>,
+) -> io::Result<()> {
     let columns = batch
         .columns()
         .iter()
@@ -56,6 +66,10 @@ pub fn write_rows(out: &mut impl Write, batch: &RecordBatch) -> io::Result<()> {
     for column in &columns {
         flattened_cells(column, &[], &mut cells);
     }
+    let cells: Vec<&Cell> = match chosen {
+        Some(chosen) => chosen.leaves.iter().map(|&leaf| &cells[leaf]).collect(),
+        None => cells.iter().collect(),
+    };
     let mut nested = Vec::new();
     for row in 0..batch.num_rows() {
         for (index, cell) in cells.iter().enumerate() {
@@ -67,6 +81,97 @@ pub fn write_rows(out: &mut impl Write, batch: &RecordBatch) -> io::Result<()> {
         out.write_all(b"\n")?;
     }
     Ok(())
+}
+
+/// Some of a table's columns, named as the CSV header names them: a column
+/// (`client_to_server.retransmissions.total`), or a group of them by the
+/// path they share (`client_to_server.retransmissions`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    /// The columns' names, in the order chosen.
+    pub names: Vec<String>,
+    /// Where each lies among the table's columns.
+    leaves: Vec<usize>,
+}
+
+impl Chosen {
+    /// The columns of a table of `fields` that `wanted` names, in the order
+    /// named; an error naming what matches none.
+    pub fn of(fields: &[impl AsRef<Field>], wanted: &[String]) -> Result<Chosen, String> {
+        let columns = column_names(fields);
+        let mut chosen = Chosen {
+            names: Vec::new(),
+            leaves: Vec::new(),
+        };
+        for name in wanted {
+            let group = format!("{name}.");
+            let matching: Vec<usize> = (0..columns.len())
+                .filter(|&at| columns[at] == *name || columns[at].starts_with(&group))
+                .collect();
+            if matching.is_empty() {
+                return Err(format!(
+                    "no field {name:?} in this table; its fields are the CSV header's: {}",
+                    columns.join(",")
+                ));
+            }
+            for at in matching {
+                chosen.names.push(columns[at].clone());
+                chosen.leaves.push(at);
+            }
+        }
+        Ok(chosen)
+    }
+
+    /// Writes the header line of the chosen columns.
+    pub fn write_header(&self, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        let names: Vec<String> = self
+            .names
+            .iter()
+            .map(|name| quoted(name).into_owned())
+            .collect();
+        writeln!(out, "{}", names.join(","))
+    }
+
+    /// Writes each row of `batch` as one JSON line holding the chosen
+    /// columns, each by its dotted name; with a `kind`, each object opens
+    /// with `"type":kind`, as the command line's lines do.
+    pub fn write_json_lines(
+        &self,
+        out: &mut impl Write,
+        batch: &RecordBatch,
+        kind: Option<&str>,
+    ) -> io::Result<()> {
+        let columns = batch
+            .columns()
+            .iter()
+            .map(|column| Column::of(column.as_ref()))
+            .collect::<io::Result<Vec<_>>>()?;
+        let mut cells = Vec::new();
+        for column in &columns {
+            flattened_cells(column, &[], &mut cells);
+        }
+        let keys = self
+            .names
+            .iter()
+            .map(|name| json_key(name))
+            .collect::<io::Result<Vec<_>>>()?;
+        let opening = match kind {
+            Some(kind) => format!("{{\"type\":{}", serde_json::to_string(kind)?),
+            None => "{".to_owned(),
+        };
+        for row in 0..batch.num_rows() {
+            out.write_all(opening.as_bytes())?;
+            for (index, (key, &leaf)) in keys.iter().zip(&self.leaves).enumerate() {
+                if index > 0 || kind.is_some() {
+                    out.write_all(b",")?;
+                }
+                out.write_all(key.as_bytes())?;
+                cells[leaf].write_json(out, row)?;
+            }
+            out.write_all(b"}\n")?;
+        }
+        Ok(())
+    }
 }
 
 /// One CSV column: a field that is not a struct, and the structs it is in.
@@ -96,6 +201,14 @@ fn flattened_cells<'a, 'b>(
 }
 
 impl Cell<'_, '_> {
+    /// Writes the cell of `row` as a JSON value: null within a null group.
+    fn write_json(&self, out: &mut impl Write, row: usize) -> io::Result<()> {
+        if self.within.iter().any(|group| group.is_null(row)) {
+            return out.write_all(b"null");
+        }
+        self.column.write_json(out, row)
+    }
+
     /// Writes the cell of `row`; `nested` is room to write a list or map in.
     fn write(&self, out: &mut impl Write, row: usize, nested: &mut Vec<u8>) -> io::Result<()> {
         let column = self.column;

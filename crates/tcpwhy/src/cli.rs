@@ -7,6 +7,9 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
+use arrow_schema::FieldRef;
+use columns::csv::Chosen;
+use columns::schema;
 use diagnose::Severity;
 
 use crate::command_line;
@@ -279,13 +282,42 @@ struct RowsArgs {
     #[command(flatten)]
     style: TableStyle,
     #[command(flatten)]
+    fields: FieldsArg,
+    #[command(flatten)]
     reading: Reading,
+}
+
+#[derive(Args)]
+struct FieldsArg {
+    /// Only these fields in CSV and JSON, in this order: the CSV header's
+    /// dotted names (client_to_server.retransmissions.total), or the path a
+    /// group of them shares (client_to_server); comma-separated or repeated.
+    #[arg(long, value_name = "FIELD", value_delimiter = ',')]
+    fields: Vec<String>,
+}
+
+impl FieldsArg {
+    /// The fields chosen of a table of `schema`, written as `format`; none
+    /// without a choice, or why the choice cannot be made.
+    fn chosen(&self, schema: &[FieldRef], format: Format) -> Result<Option<Chosen>, String> {
+        if self.fields.is_empty() {
+            return Ok(None);
+        }
+        if format == Format::Table {
+            return Err(
+                "--fields chooses the fields of CSV and JSON; add --format csv or json".into(),
+            );
+        }
+        Chosen::of(schema, &self.fields).map(Some)
+    }
 }
 
 #[derive(Args)]
 struct DiagnoseArgs {
     #[command(flatten)]
     format: RowsFormat,
+    #[command(flatten)]
+    fields: FieldsArg,
     #[command(flatten)]
     fail_on: FailOnArg,
     #[command(flatten)]
@@ -391,7 +423,7 @@ pub fn run() -> ExitCode {
                 transactions: true,
                 ..Stages::default()
             };
-            tabulate(args, stages, output::connections)
+            tabulate(args, &schema::connections(), stages, output::connections)
         }
         Command::Connection(args) => one_connection(args),
         Command::Events(args) => events(args),
@@ -400,14 +432,14 @@ pub fn run() -> ExitCode {
                 transactions: true,
                 ..Stages::default()
             };
-            tabulate(args, stages, output::transactions)
+            tabulate(args, &schema::transactions(), stages, output::transactions)
         }
         Command::Timeline(args) => {
             let stages = Stages {
                 timeline: Some(args.tick),
                 ..Stages::default()
             };
-            tabulate(&args.rows, stages, output::timeline)
+            tabulate(&args.rows, &schema::timeline(), stages, output::timeline)
         }
         Command::Report(args) => html_report(args),
         Command::Compare(args) => two_captures::compare(args),
@@ -483,6 +515,7 @@ impl RowsFormat {
             format: self.value.into(),
             epoch: false,
             width: text::terminal_width(),
+            chosen: None,
         }
     }
 }
@@ -504,9 +537,23 @@ impl TableStyle {
     }
 }
 
-/// Runs the pipeline and writes its results with `write`.
-fn tabulate(args: &RowsArgs, stages: Stages, write: output::Writer) -> io::Result<ExitCode> {
-    let style = match args.style.style() {
+impl RowsArgs {
+    /// The style asked for, for a table of `schema`, or why the flags do not go together.
+    fn style(&self, schema: &[FieldRef]) -> Result<Style, String> {
+        let style = self.style.style()?;
+        let chosen = self.fields.chosen(schema, style.format)?;
+        Ok(Style { chosen, ..style })
+    }
+}
+
+/// Runs the pipeline and writes its results with `write`, a table of `schema`.
+fn tabulate(
+    args: &RowsArgs,
+    schema: &[FieldRef],
+    stages: Stages,
+    write: output::Writer,
+) -> io::Result<ExitCode> {
+    let style = match args.style(schema) {
         Ok(style) => style,
         Err(message) => return Ok(refused(&message)),
     };
@@ -553,6 +600,10 @@ fn diagnose(args: &DiagnoseArgs) -> io::Result<ExitCode> {
         ..Stages::default()
     };
     let style = args.format.style();
+    let style = match args.fields.chosen(&schema::findings(), style.format) {
+        Ok(chosen) => Style { chosen, ..style },
+        Err(message) => return Ok(refused(&message)),
+    };
     tabulate_then(&args.reading, style, stages, output::findings, |analysis| {
         args.fail_on.reached(&analysis.findings)
     })
@@ -599,7 +650,7 @@ fn one_connection(args: &ConnectionArgs) -> io::Result<ExitCode> {
 }
 
 fn events(args: &RowsArgs) -> io::Result<ExitCode> {
-    let style = match args.style.style() {
+    let style = match args.style(&schema::events()) {
         Ok(style) => style,
         Err(message) => return Ok(refused(&message)),
     };
@@ -607,6 +658,7 @@ fn events(args: &RowsArgs) -> io::Result<ExitCode> {
     let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER, io::stdout().lock());
     // Live input: each event goes out as it is decided.
     let streamed = reading.files().iter().any(|file| file == "-");
+    let format = style.format;
     let writer = std::cell::RefCell::new(output::EventWriter::new(style, streamed));
     let mut write_error = None;
     let result = pipeline::analyze_observed(
@@ -635,7 +687,7 @@ fn events(args: &RowsArgs) -> io::Result<ExitCode> {
     };
     writer.borrow_mut().finish(&mut out, &analysis)?;
     out.flush()?;
-    if style.format == Format::Csv {
+    if format == Format::Csv {
         print_notes(&analysis);
     }
     Ok(exit_code(&analysis, false))

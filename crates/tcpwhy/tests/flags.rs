@@ -37,6 +37,8 @@ const READING: [&str; 8] = [
 struct Case {
     flag: &'static str,
     words: &'static [&'static str],
+    /// Words given with and without the flag: what it needs to show.
+    beside: &'static [&'static str],
     capture: Capture,
 }
 
@@ -52,6 +54,7 @@ const fn case(flag: &'static str, words: &'static [&'static str]) -> Case {
     Case {
         flag,
         words,
+        beside: &[],
         capture: Capture::Demo,
     }
 }
@@ -69,6 +72,7 @@ fn cases(command: &str) -> Vec<Case> {
             Case {
                 flag: "--memory",
                 words: &["--memory", "1K"],
+                beside: &[],
                 capture: Capture::Flood,
             },
         ]);
@@ -88,6 +92,20 @@ fn cases(command: &str) -> Vec<Case> {
         // Piped, the text is colored only when asked.
         cases.push(case("--color", &["--color", "always"]));
     }
+    // One field of each table, its CSV then holding that column alone.
+    let field: &'static [&'static str] = match command {
+        "connections" => &["--fields", "id"],
+        "events" | "diagnose" => &["--fields", "kind"],
+        "transactions" => &["--fields", "connection"],
+        "timeline" => &["--fields", "packets"],
+        _ => &[],
+    };
+    if !field.is_empty() {
+        cases.push(Case {
+            beside: &["--format", "csv"],
+            ..case("--fields", field)
+        });
+    }
     match command {
         "diagnose" => cases.push(case("--fail-on", &["--fail-on", "info"])),
         "connection" => cases.push(case("--packets", &["--packets", "3"])),
@@ -97,6 +115,7 @@ fn cases(command: &str) -> Vec<Case> {
             Case {
                 flag: "--detail",
                 words: &["--detail", "2999"],
+                beside: &[],
                 capture: Capture::Flood,
             },
             case("--fail-on", &["--fail-on", "info"]),
@@ -233,13 +252,16 @@ fn each_flag_a_commands_help_lists_changes_what_it_does() {
                 Capture::Demo => demo(),
                 Capture::Flood => flood.clone(),
             };
-            let base = without.entry(case.capture).or_insert_with(|| {
-                let (first, _) = run(&dir, command, &capture, &[]);
-                let (again, _) = run(&dir, command, &capture, &[]);
-                assert_eq!(first, again, "{command} gives the same twice");
-                first
-            });
-            let (with, stderr) = run(&dir, command, &capture, case.words);
+            let base = without
+                .entry((case.capture, case.beside))
+                .or_insert_with(|| {
+                    let (first, _) = run(&dir, command, &capture, case.beside);
+                    let (again, _) = run(&dir, command, &capture, case.beside);
+                    assert_eq!(first, again, "{command} gives the same twice");
+                    first
+                });
+            let words = [case.beside, case.words].concat();
+            let (with, stderr) = run(&dir, command, &capture, &words);
             // A usage error would differ from the run without for the wrong reason.
             assert!(
                 !stderr.starts_with("error:"),

@@ -583,3 +583,100 @@ fn color_is_written_when_asked_whatever_the_output_and_never_when_refused() {
         assert!(escapes(&[table, "--color", "always"], true) > 0, "{table}");
     }
 }
+
+/// The CSV of `command` on the demo capture, with `words`: its header and rows.
+fn csv_of(command: &str, words: &[&str]) -> Vec<Vec<String>> {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap");
+    let mut args = vec![command, path(&demo), "--format", "csv"];
+    args.extend(words);
+    let output = tcpwhy(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    stdout(&output)
+        .lines()
+        .map(|line| line.split(',').map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn fields_keep_the_columns_named_in_their_order_and_groups_by_their_path() {
+    let whole = csv_of("connections", &[]);
+    let chosen = csv_of(
+        "connections",
+        &[
+            "--fields",
+            "state,id",
+            "--fields",
+            "client_to_server.retransmissions",
+        ],
+    );
+    let header = &chosen[0];
+    assert_eq!(header[..2], ["state", "id"]);
+    let group: Vec<&String> = whole[0]
+        .iter()
+        .filter(|name| name.starts_with("client_to_server.retransmissions."))
+        .collect();
+    assert!(group.len() > 1, "{group:?}");
+    assert_eq!(header[2..].iter().collect::<Vec<_>>(), group);
+    assert_eq!(chosen.len(), whole.len());
+    let at = |name: &str| whole[0].iter().position(|n| n == name).unwrap();
+    for (row, full) in chosen.iter().zip(&whole).skip(1) {
+        for (cell, name) in row.iter().zip(header) {
+            assert_eq!(cell, &full[at(name)], "{name}");
+        }
+    }
+}
+
+#[test]
+fn fields_in_json_are_the_chosen_ones_by_their_dotted_names() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap");
+    let output = tcpwhy(&[
+        "transactions",
+        path(&demo),
+        "--format",
+        "json",
+        "--fields",
+        "connection,ledger.transfer",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let lines = lines_of(&output);
+    let transactions = of_type(&lines, "transaction");
+    assert!(!transactions.is_empty());
+    for t in &transactions {
+        let mut keys: Vec<&String> = t.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["connection", "ledger.transfer", "type"], "{t}");
+    }
+    assert_eq!(
+        lines.len(),
+        transactions.len() + 1,
+        "the rows, then the end"
+    );
+    assert_eq!(of_type(&lines, "end").len(), 1);
+}
+
+#[test]
+fn a_field_no_table_has_or_fields_of_a_text_table_are_refused() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo.pcap");
+    let unknown = tcpwhy(&[
+        "events",
+        path(&demo),
+        "--format",
+        "csv",
+        "--fields",
+        "nosuch",
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("\"nosuch\""),
+        "{}",
+        stderr(&unknown)
+    );
+    assert!(
+        stderr(&unknown).contains("timestamp_ns"),
+        "{}",
+        stderr(&unknown)
+    );
+    let text = tcpwhy(&["diagnose", path(&demo), "--fields", "kind"]);
+    assert_eq!(text.status.code(), Some(2));
+    assert!(stderr(&text).contains("--format"), "{}", stderr(&text));
+}

@@ -443,7 +443,7 @@ fn write_json(out: &mut dyn Write, one: &OneConnection) -> io::Result<()> {
     let transactions: Vec<Transaction> =
         connection_transactions(one).into_iter().cloned().collect();
     json::transaction_lines(out, &transactions)?;
-    json::event_lines(out, one.events)?;
+    json::event_lines(out, one.events, None)?;
     for view in one.packets {
         json::line(out, "packet", &PacketLine::of(view))?;
     }

@@ -10,6 +10,7 @@ use tcp::{ConnectionSummary, Event};
 use transactions::Transaction;
 
 use super::batches;
+use columns::csv::Chosen;
 
 use pipeline::{Analysis, Counts, RateLimit};
 
@@ -49,20 +50,33 @@ pub fn line<T: Serialize>(out: &mut dyn Write, kind: &'static str, body: &T) -> 
     out.write_all(b"\n")
 }
 
-/// Writes the rows of a table as lines of type `kind`, from the batches `batch` makes.
+/// Writes the rows of a table as lines of type `kind`, from the batches
+/// `batch` makes: the `chosen` fields only, when there is a choice.
 fn table_lines<T: Sync>(
     out: &mut dyn Write,
     kind: &str,
+    chosen: Option<&Chosen>,
     rows: &[T],
     batch: impl Fn(&[T]) -> Result<RecordBatch, columns::Error> + Sync,
 ) -> io::Result<()> {
-    batches::write(out, rows, batch, |bytes, batch| {
-        columns::json::write_lines(bytes, batch, Some(kind))
+    batches::write(out, rows, batch, |bytes, batch| match chosen {
+        Some(chosen) => chosen.write_json_lines(bytes, batch, Some(kind)),
+        None => columns::json::write_lines(bytes, batch, Some(kind)),
     })
 }
 
-pub fn connections(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
-    connection_lines(out, &analysis.connections, &analysis.rate_limits)?;
+pub fn connections(
+    out: &mut dyn Write,
+    analysis: &Analysis,
+    chosen: Option<&Chosen>,
+) -> io::Result<()> {
+    table_lines(
+        out,
+        "connection",
+        chosen,
+        &analysis.connections,
+        |connections| columns::batch::connections(connections, &analysis.rate_limits),
+    )?;
     end(out, analysis)
 }
 
@@ -72,7 +86,7 @@ pub fn connection_lines(
     connections: &[ConnectionSummary],
     rate_limits: &[RateLimit],
 ) -> io::Result<()> {
-    table_lines(out, "connection", connections, |connections| {
+    table_lines(out, "connection", None, connections, |connections| {
         columns::batch::connections(connections, rate_limits)
     })
 }
@@ -81,12 +95,29 @@ pub fn transaction_lines(out: &mut dyn Write, transactions: &[Transaction]) -> i
     table_lines(
         out,
         "transaction",
+        None,
         transactions,
         columns::batch::transactions,
     )
 }
 
-pub fn transactions(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
+/// The transactions; without a choice of fields, their per-signature and
+/// per-name figures and each connection's ledger too.
+pub fn transactions(
+    out: &mut dyn Write,
+    analysis: &Analysis,
+    chosen: Option<&Chosen>,
+) -> io::Result<()> {
+    if let Some(chosen) = chosen {
+        table_lines(
+            out,
+            "transaction",
+            Some(chosen),
+            &analysis.transactions,
+            columns::batch::transactions,
+        )?;
+        return end(out, analysis);
+    }
     transaction_lines(out, &analysis.transactions)?;
     for signature in transactions::by_signature(&analysis.transactions) {
         line(out, "signature", &signature)?;
@@ -97,24 +128,49 @@ pub fn transactions(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> 
     table_lines(
         out,
         "connection_ledger",
+        None,
         &analysis.ledgers,
         columns::batch::ledger,
     )?;
     end(out, analysis)
 }
 
-pub fn findings(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
-    table_lines(out, "finding", &analysis.findings, columns::batch::findings)?;
+pub fn findings(
+    out: &mut dyn Write,
+    analysis: &Analysis,
+    chosen: Option<&Chosen>,
+) -> io::Result<()> {
+    table_lines(
+        out,
+        "finding",
+        chosen,
+        &analysis.findings,
+        columns::batch::findings,
+    )?;
     end(out, analysis)
 }
 
-pub fn timeline(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {
-    table_lines(out, "tick", &analysis.ticks, columns::batch::timeline)?;
+pub fn timeline(
+    out: &mut dyn Write,
+    analysis: &Analysis,
+    chosen: Option<&Chosen>,
+) -> io::Result<()> {
+    table_lines(
+        out,
+        "tick",
+        chosen,
+        &analysis.ticks,
+        columns::batch::timeline,
+    )?;
     end(out, analysis)
 }
 
-pub fn event_lines(out: &mut dyn Write, events: &[Event]) -> io::Result<()> {
-    table_lines(out, "event", events, columns::batch::events)
+pub fn event_lines(
+    out: &mut dyn Write,
+    events: &[Event],
+    chosen: Option<&Chosen>,
+) -> io::Result<()> {
+    table_lines(out, "event", chosen, events, columns::batch::events)
 }
 
 pub fn end(out: &mut dyn Write, analysis: &Analysis) -> io::Result<()> {

@@ -17,6 +17,7 @@ pub mod text;
 
 use std::io::{self, Write};
 
+use columns::csv::Chosen;
 use tcp::Event;
 
 use pipeline::Analysis;
@@ -29,14 +30,16 @@ pub enum Format {
     Csv,
 }
 
-/// How results are written: the format, how instants read, and the width
-/// paragraphs wrap to (none when piped).
-#[derive(Clone, Copy)]
+/// How results are written: the format, how instants read, the width
+/// paragraphs wrap to (none when piped), and the columns CSV and JSON keep.
+#[derive(Clone)]
 pub struct Style {
     pub format: Format,
     /// Instants as seconds since the epoch instead of the time of day.
     pub epoch: bool,
     pub width: Option<usize>,
+    /// Only these fields of the table's rows, in CSV and JSON.
+    pub chosen: Option<Chosen>,
 }
 
 impl Style {
@@ -52,8 +55,8 @@ pub type Writer = fn(&mut dyn Write, &Style, &Analysis) -> io::Result<()>;
 pub fn connections(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> io::Result<()> {
     match style.format {
         Format::Table => table::connections(&mut out, analysis, style),
-        Format::Json => json::connections(out, analysis),
-        Format::Csv => csv::connections(out, analysis),
+        Format::Json => json::connections(out, analysis, style.chosen.as_ref()),
+        Format::Csv => csv::connections(out, analysis, style.chosen.as_ref()),
     }
 }
 
@@ -61,8 +64,8 @@ pub fn connections(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) 
 pub fn transactions(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> io::Result<()> {
     match style.format {
         Format::Table => table::transactions(&mut out, analysis, style),
-        Format::Json => json::transactions(out, analysis),
-        Format::Csv => csv::transactions(out, analysis),
+        Format::Json => json::transactions(out, analysis, style.chosen.as_ref()),
+        Format::Csv => csv::transactions(out, analysis, style.chosen.as_ref()),
     }
 }
 
@@ -70,8 +73,8 @@ pub fn transactions(mut out: &mut dyn Write, style: &Style, analysis: &Analysis)
 pub fn findings(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> io::Result<()> {
     match style.format {
         Format::Table => table::findings(&mut out, analysis, style),
-        Format::Json => json::findings(out, analysis),
-        Format::Csv => csv::findings(out, analysis),
+        Format::Json => json::findings(out, analysis, style.chosen.as_ref()),
+        Format::Csv => csv::findings(out, analysis, style.chosen.as_ref()),
     }
 }
 
@@ -79,8 +82,8 @@ pub fn findings(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> 
 pub fn timeline(mut out: &mut dyn Write, style: &Style, analysis: &Analysis) -> io::Result<()> {
     match style.format {
         Format::Table => table::timeline(&mut out, analysis, style),
-        Format::Json => json::timeline(out, analysis),
-        Format::Csv => csv::timeline(out, analysis),
+        Format::Json => json::timeline(out, analysis, style.chosen.as_ref()),
+        Format::Csv => csv::timeline(out, analysis, style.chosen.as_ref()),
     }
 }
 
@@ -164,12 +167,13 @@ impl EventWriter {
     }
 
     fn write_pending(&mut self, out: &mut impl Write) -> io::Result<()> {
+        let chosen = self.style.chosen.as_ref();
         if self.style.format == Format::Csv && self.written == 0 {
-            csv::event_header(out)?;
+            csv::event_header(out, chosen)?;
         }
         match self.style.format {
-            Format::Json => json::event_lines(out, &self.pending)?,
-            _ => csv::event_rows(out, &self.pending)?,
+            Format::Json => json::event_lines(out, &self.pending, chosen)?,
+            _ => csv::event_rows(out, &self.pending, chosen)?,
         }
         self.written += self.pending.len() as u64;
         self.pending.clear();
