@@ -57,15 +57,8 @@ pub fn write_chosen_rows(
     batch: &RecordBatch,
     chosen: Option<&Chosen>,
 ) -> io::Result<()> {
-    let columns = batch
-        .columns()
-        .iter()
-        .map(|column| Column::of(column.as_ref()))
-        .collect::<io::Result<Vec<_>>>()?;
-    let mut cells = Vec::new();
-    for column in &columns {
-        flattened_cells(column, &[], &mut cells);
-    }
+    let columns = columns_of(batch)?;
+    let cells = leaves(&columns);
     let cells: Vec<&Cell> = match chosen {
         Some(chosen) => chosen.leaves.iter().map(|&leaf| &cells[leaf]).collect(),
         None => cells.iter().collect(),
@@ -141,15 +134,8 @@ impl Chosen {
         batch: &RecordBatch,
         kind: Option<&str>,
     ) -> io::Result<()> {
-        let columns = batch
-            .columns()
-            .iter()
-            .map(|column| Column::of(column.as_ref()))
-            .collect::<io::Result<Vec<_>>>()?;
-        let mut cells = Vec::new();
-        for column in &columns {
-            flattened_cells(column, &[], &mut cells);
-        }
+        let columns = columns_of(batch)?;
+        let cells = leaves(&columns);
         let keys = self
             .names
             .iter()
@@ -172,6 +158,24 @@ impl Chosen {
         }
         Ok(())
     }
+}
+
+/// The columns of `batch`, read for writing.
+fn columns_of(batch: &RecordBatch) -> io::Result<Vec<Column<'_>>> {
+    batch
+        .columns()
+        .iter()
+        .map(|column| Column::of(column.as_ref()))
+        .collect()
+}
+
+/// The CSV columns of these columns, in the header's order.
+fn leaves<'a, 'b>(columns: &'b [Column<'a>]) -> Vec<Cell<'a, 'b>> {
+    let mut cells = Vec::new();
+    for column in columns {
+        flattened_cells(column, &[], &mut cells);
+    }
+    cells
 }
 
 /// One CSV column: a field that is not a struct, and the structs it is in.
