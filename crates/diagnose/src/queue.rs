@@ -75,10 +75,8 @@ pub fn queued_paths(inputs: &Inputs) -> FxHashMap<(IpAddr, IpAddr), QueuedPath> 
     for c in inputs.connections {
         on_path.entry(path(c)).or_default().connections.push(c);
     }
-    let by_id: FxHashMap<u64, &ConnectionSummary> =
-        inputs.connections.iter().map(|c| (c.id, c)).collect();
     for t in inputs.transactions {
-        if let Some(&c) = by_id.get(&t.connection) {
+        if let Some(c) = inputs.connection(t.connection) {
             let spans = &mut on_path.entry(path(c)).or_default().spans;
             spans.extend(data_spans(t, c));
         }

@@ -439,10 +439,11 @@ fn write_json(out: &mut dyn Write, one: &OneConnection) -> io::Result<()> {
         out,
         std::slice::from_ref(one.connection),
         &one.analysis.rate_limits,
+        None,
     )?;
     let transactions: Vec<Transaction> =
         connection_transactions(one).into_iter().cloned().collect();
-    json::transaction_lines(out, &transactions)?;
+    json::transaction_lines(out, &transactions, None)?;
     json::event_lines(out, one.events, None)?;
     for view in one.packets {
         json::line(out, "packet", &PacketLine::of(view))?;

@@ -70,32 +70,33 @@ pub fn connections(
     analysis: &Analysis,
     chosen: Option<&Chosen>,
 ) -> io::Result<()> {
-    table_lines(
-        out,
-        "connection",
-        chosen,
-        &analysis.connections,
-        |connections| columns::batch::connections(connections, &analysis.rate_limits),
-    )?;
+    connection_lines(out, &analysis.connections, &analysis.rate_limits, chosen)?;
     end(out, analysis)
 }
 
-/// One `connection` line each, with what limits each direction's rate, found in `rate_limits`.
+/// One `connection` line each, with what limits each direction's rate,
+/// found in `rate_limits`: the `chosen` fields only, when there is a choice.
 pub fn connection_lines(
     out: &mut dyn Write,
     connections: &[ConnectionSummary],
     rate_limits: &[RateLimit],
+    chosen: Option<&Chosen>,
 ) -> io::Result<()> {
-    table_lines(out, "connection", None, connections, |connections| {
+    table_lines(out, "connection", chosen, connections, |connections| {
         columns::batch::connections(connections, rate_limits)
     })
 }
 
-pub fn transaction_lines(out: &mut dyn Write, transactions: &[Transaction]) -> io::Result<()> {
+/// One `transaction` line each: the `chosen` fields only, when there is a choice.
+pub fn transaction_lines(
+    out: &mut dyn Write,
+    transactions: &[Transaction],
+    chosen: Option<&Chosen>,
+) -> io::Result<()> {
     table_lines(
         out,
         "transaction",
-        None,
+        chosen,
         transactions,
         columns::batch::transactions,
     )
@@ -108,17 +109,10 @@ pub fn transactions(
     analysis: &Analysis,
     chosen: Option<&Chosen>,
 ) -> io::Result<()> {
-    if let Some(chosen) = chosen {
-        table_lines(
-            out,
-            "transaction",
-            Some(chosen),
-            &analysis.transactions,
-            columns::batch::transactions,
-        )?;
+    transaction_lines(out, &analysis.transactions, chosen)?;
+    if chosen.is_some() {
         return end(out, analysis);
     }
-    transaction_lines(out, &analysis.transactions)?;
     for signature in transactions::by_signature(&analysis.transactions) {
         line(out, "signature", &signature)?;
     }
