@@ -33,6 +33,8 @@ pub struct QueuedPath {
 pub struct QueuedHandshake {
     pub connection: u64,
     pub syn_ns: i64,
+    /// When its ACK completed it.
+    pub ack_ns: i64,
     pub round_trip_ms: f64,
     /// The direction the bulk data it waited behind was crossing.
     pub behind: Direction,
@@ -40,11 +42,11 @@ pub struct QueuedHandshake {
 
 impl QueuedPath {
     /// Whether a handshake waited behind data crossing in `direction`
-    /// between `from_ns` and `to_ns`.
+    /// between `from_ns` and `to_ns`: a handshake under way then.
     pub fn handshake_queued_during(&self, direction: Direction, from_ns: i64, to_ns: i64) -> bool {
         self.handshakes
             .iter()
-            .any(|h| h.behind == direction && (from_ns..=to_ns).contains(&h.syn_ns))
+            .any(|h| h.behind == direction && h.syn_ns <= to_ns && h.ack_ns >= from_ns)
     }
 
     /// The handshakes' round trips, as round-trip statistics: the path's
@@ -191,6 +193,7 @@ impl OnPath<'_> {
                 stood.then_some(QueuedHandshake {
                     connection: c.id,
                     syn_ns,
+                    ack_ns: ended_ns,
                     round_trip_ms,
                     behind: covering.direction,
                 })
@@ -257,4 +260,30 @@ fn stands_above(round_trip_ms: f64, least_ms: f64, segment_ms: f64) -> bool {
 fn segment_ms(c: &ConnectionSummary, data: &DirectionSummary) -> f64 {
     let rate = data.unique_payload_bytes as f64 / (c.duration_ms / 1e3).max(1e-9);
     data.largest_segment as f64 / rate.max(1.0) * 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handshake_still_under_way_when_the_data_began_waited_in_its_queue() {
+        let path = QueuedPath {
+            least_ms: 44.0,
+            handshakes: vec![QueuedHandshake {
+                connection: 1,
+                syn_ns: 10,
+                ack_ns: 100,
+                round_trip_ms: 90.0,
+                behind: Direction::ClientToServer,
+            }],
+        };
+        let upload = Direction::ClientToServer;
+        // Its SYN left before the upload's first byte; its SYN-ACK and ACK
+        // crossed while the upload did.
+        assert!(path.handshake_queued_during(upload, 50, 200));
+        assert!(path.handshake_queued_during(upload, 0, 10));
+        assert!(!path.handshake_queued_during(upload, 150, 200));
+        assert!(!path.handshake_queued_during(Direction::ServerToClient, 50, 200));
+    }
 }
