@@ -143,11 +143,12 @@ impl Cause {
 
     /// How its waits add up along a chain of requests that a client made
     /// one right after another, where whoever waited for the first waited
-    /// for the next.
+    /// for the next: the server's answers too, each of which the chain
+    /// waited for before it went on.
     pub fn chain(self) -> Chain {
         match self {
             Cause::PathLatency => Chain::Never,
-            Cause::Chattiness => Chain::Always,
+            Cause::Chattiness | Cause::ServerThink => Chain::Always,
             _ if self.is_waste() => Chain::Always,
             _ => Chain::NoticedSteps,
         }
@@ -199,9 +200,9 @@ impl Cause {
 pub enum Chain {
     /// Felt per request: distance (its sum along a chain is chattiness).
     Never,
-    /// Every wait adds up: waste, and chattiness's round trips.
+    /// Every wait adds up: waste, chattiness's round trips, the server's answers.
     Always,
     /// Only the steps a person notices add up: the time every exchange
-    /// spends (a thousand fast answers in a row are work done, not a wait).
+    /// spends moving its bytes, and each side's own pace.
     NoticedSteps,
 }
