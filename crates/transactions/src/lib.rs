@@ -258,8 +258,9 @@ impl Open {
     /// an answer, or, where the protocol does not say, when the client moved
     /// on at once after it. After a message that asks for nothing (a
     /// goodbye, an alert) no one waits, for a resend either. In a
-    /// conversation no one waits for the rest of a message, nor for the
-    /// client's first.
+    /// conversation, where either side speaks unprompted, no one waits for
+    /// the rest of a message, nor for the client's first, nor for an answer
+    /// the protocol does not show was asked for.
     fn settle(&mut self, in_conversation: bool) {
         if in_conversation {
             self.ledger.move_to(Part::ClientStart, Part::ClientThink);
@@ -293,7 +294,7 @@ impl Open {
             _ if asked_nothing => false,
             Asks::Answer => true,
             Asks::Nothing => false,
-            Asks::Unknown => reacted,
+            Asks::Unknown => reacted && !in_conversation,
         };
         if !awaited {
             self.ledger.move_to(Part::Server, Part::ServerIdle);

@@ -530,3 +530,36 @@ fn a_reset_cutting_off_a_stream_still_coming_refuses_no_question() {
     assert_eq!(transactions.len(), 1, "{transactions:?}");
     assert_eq!(transactions[0].failure, None, "{:?}", transactions[0]);
 }
+
+/// Opening lines both ways, then a message of the client's answered 2 s
+/// later, the client going on at once: the second transaction. With
+/// `ssh`, the opening lines are SSH's identification strings, after which
+/// either side may speak unprompted.
+fn answered_two_seconds_later(ssh: bool) -> Transaction {
+    let mut trace = Trace::ethernet();
+    let mut conn = Conversation::new("10.0.0.1:40000", "10.0.0.2:2222");
+    conn.handshake(&mut trace, 0.0, 10.0);
+    let (client, server): (&[u8], &[u8]) = if ssh {
+        (b"SSH-2.0-OpenSSH_9.6\r\n", b"SSH-2.0-OpenSSH_9.2\r\n")
+    } else {
+        (b"HELLO client 2.0\r\n", b"HELLO server 2.0\r\n")
+    };
+    conn.send_bytes(&mut trace, Side::Client, 11.0, client);
+    conn.send_bytes(&mut trace, Side::Server, 16.0, server);
+    conn.send(&mut trace, Side::Client, 17.0, 48);
+    conn.send(&mut trace, Side::Server, 2_017.0, 48);
+    conn.send(&mut trace, Side::Client, 2_018.0, 48);
+    transactions_of(&trace).swap_remove(1)
+}
+
+#[test]
+fn in_a_conversation_an_answer_nothing_framed_as_asked_for_is_the_servers_own_pace() {
+    // Either side of SSH speaks unprompted: the client going on at once
+    // does not show that its message asked for what came 2 s later.
+    let ssh = answered_two_seconds_later(true);
+    assert_eq!(ssh.ledger.get(Part::Server), 0.0, "{ssh:?}");
+    assert!(ssh.ledger.get(Part::ServerIdle) >= 1_990.0, "{ssh:?}");
+    // In request and response, it does: the client waited for the answer.
+    let asked = answered_two_seconds_later(false);
+    assert!(asked.ledger.get(Part::Server) >= 1_990.0, "{asked:?}");
+}
