@@ -30,6 +30,14 @@ pub struct Frame<'a> {
 pub const EARLIEST_TIMESTAMP_NS: i64 = -(1 << 61);
 pub const LATEST_TIMESTAMP_NS: i64 = 1 << 62;
 
+/// Nanoseconds in a day of UTC (no leap seconds, as timestamps count them).
+pub const NS_PER_DAY: i64 = 86_400_000_000_000;
+
+/// How far into its UTC day a timestamp falls, in nanoseconds.
+pub fn time_of_day_ns(timestamp_ns: i64) -> i64 {
+    timestamp_ns.rem_euclid(NS_PER_DAY)
+}
+
 /// A capture that cannot be read further: names the file and, where the
 /// data was at fault, the byte offset.
 #[derive(Debug, Clone, PartialEq, Eq)]

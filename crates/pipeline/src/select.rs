@@ -14,8 +14,6 @@ use decode::{Endpoint, Segment};
 use rustc_hash::FxHashSet;
 use tcp::{Event, SegmentView};
 
-const NS_PER_DAY: i64 = 86_400_000_000_000;
-
 /// An address prefix: `10.1.0.0/16`, `2001:db8::/32`, or one address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Network {
@@ -89,9 +87,9 @@ impl Instant {
             Instant::Epoch(ns) => ns,
             Instant::FromStart(ns) => start_ns.saturating_add(ns),
             Instant::TimeOfDay(ns) => {
-                let at = day_of_ns - day_of_ns.rem_euclid(NS_PER_DAY) + ns;
+                let at = day_of_ns - capture::time_of_day_ns(day_of_ns) + ns;
                 if at < not_before_ns {
-                    at + NS_PER_DAY
+                    at + capture::NS_PER_DAY
                 } else {
                     at
                 }
@@ -196,6 +194,7 @@ impl Selecting {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use capture::NS_PER_DAY;
 
     #[test]
     fn networks_hold_the_addresses_under_their_prefix() {

@@ -24,7 +24,6 @@ pub const MAX_WATERFALL: usize = 300;
 /// Histogram bins per decade of milliseconds.
 const BINS_PER_DECADE: f64 = 5.0;
 const OTHER_TYPES: &str = "(other types)";
-const NS_PER_DAY: i64 = 86_400_000_000_000;
 
 #[derive(Serialize)]
 pub struct Model<'a> {
@@ -91,7 +90,7 @@ pub fn build<'a>(report: &Report<'a>) -> Model<'a> {
             version: env!("CARGO_PKG_VERSION"),
             frames: report.frames,
             origin_epoch_ms: (origin_ns / 1_000_000) as f64,
-            origin_day_ms: origin_ns.rem_euclid(NS_PER_DAY) as f64 / 1e6,
+            origin_day_ms: capture::time_of_day_ns(origin_ns) as f64 / 1e6,
             detail_command: report.detail_command.clone(),
             detail_limits: DetailLimits {
                 connections: crate::detail::MAX_CONNECTIONS,

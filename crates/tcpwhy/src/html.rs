@@ -254,14 +254,10 @@ fn detail_command(files: &[String], output: &Path) -> String {
     words.join(" ")
 }
 
-/// A word for a POSIX shell: as it is when it holds nothing special, else in
-/// single quotes (inside which only a single quote needs escaping).
+/// A word for a POSIX shell: as it is when it holds nothing special, else
+/// quoted. A name holding a NUL byte, which no file name can, is dropped.
 fn shell_quoted(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', r"'\''"))
+    shlex::try_quote(word).map_or_else(|_| String::new(), |quoted| quoted.into_owned())
 }
 
 /// Where the report goes.
@@ -587,11 +583,21 @@ mod tests {
     #[test]
     fn words_with_shell_syntax_are_quoted() {
         assert_eq!(shell_quoted("trace.pcap"), "trace.pcap");
-        assert_eq!(
-            shell_quoted("my cap $(touch x).pcap"),
-            "'my cap $(touch x).pcap'"
-        );
-        assert_eq!(shell_quoted("it's"), r"'it'\''s'");
-        assert_eq!(shell_quoted(""), "''");
+        // The shell reads each quoted word back as it was, running nothing.
+        for word in [
+            "my cap $(touch x).pcap",
+            "it's",
+            "",
+            "a\"b`c`",
+            "two\nlines",
+            "*.pcap",
+        ] {
+            let script = format!("printf %s {}", shell_quoted(word));
+            let output = std::process::Command::new("sh")
+                .args(["-c", &script])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&output.stdout), word, "{script}");
+        }
     }
 }

@@ -4,7 +4,6 @@
 
 use std::io::IsTerminal;
 
-const NS_PER_DAY: i64 = 86_400_000_000_000;
 /// Lines never wrap narrower than this, however narrow the terminal says it is.
 const NARROWEST: usize = 40;
 
@@ -45,7 +44,7 @@ impl Clock {
         if self.epoch {
             return format!("{}.{fraction:06}", micros.div_euclid(1_000_000));
         }
-        let seconds = ns.rem_euclid(NS_PER_DAY) / 1_000_000_000;
+        let seconds = capture::time_of_day_ns(ns) / 1_000_000_000;
         format!(
             "{:02}:{:02}:{:02}.{fraction:06}",
             seconds / 3600,
