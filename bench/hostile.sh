@@ -5,7 +5,7 @@
 #   MEMORY=1G bench/hostile.sh     measures with that --memory (default 256M)
 #   SHAPES="syn-1m txn-4m" bench/hostile.sh   only those shapes
 #
-# The shapes (bench/make-hostile.py, into bench/out/, about 12 GB in all):
+# The shapes (bench/make-hostile.py, into bench/out/, about 13 GB in all):
 # 1, 5 and 10 million unanswered SYNs from random sources; 1 million complete
 # connections; 1 million connections never closed; 4 million transactions on
 # one connection; one SYN sent 100 million times. Each is read plain and
