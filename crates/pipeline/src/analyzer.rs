@@ -36,8 +36,11 @@ pub struct Analyzer {
     memory_budget_bytes: u64,
     /// Connections retired without a summary whose transactions are still to be dropped.
     to_forget: FxHashSet<u64>,
-    /// The frame that opened each connection, by id.
+    /// The frame that opened each connection, by id: what numbers a part's
+    /// connections among all parts' (see [`crate::part::combine`]). A run
+    /// over every connection numbers them itself and keeps none.
     opened: Vec<u64>,
+    records_openings: bool,
     tcp_segments: u64,
     selected_segments: u64,
     pub(crate) matched: Matched,
@@ -61,6 +64,7 @@ impl Analyzer {
             memory_budget_bytes,
             to_forget: FxHashSet::default(),
             opened: Vec::new(),
+            records_openings: false,
             tcp_segments: 0,
             selected_segments: 0,
             matched: Matched::default(),
@@ -71,6 +75,7 @@ impl Analyzer {
     /// capture's first frame at `first_ns`, as every other part's does.
     pub fn for_part(stages: Stages, first_ns: Option<i64>) -> Self {
         let mut analyzer = Analyzer::new(stages);
+        analyzer.records_openings = true;
         if let Some(origin) = first_ns {
             analyzer.capture_starts_at(origin);
             analyzer.timeline = analyzer
@@ -109,7 +114,7 @@ impl Analyzer {
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> Option<SegmentView> {
         let view = self.tracker.process(segment)?;
         self.tcp_segments += 1;
-        if view.connection == self.opened.len() as u64 {
+        if self.records_openings && view.connection == self.opened.len() as u64 {
             self.opened.push(segment.frame);
         }
         if let Some(selecting) = &mut self.selecting {
