@@ -38,10 +38,12 @@ pub fn write_header(
     out: &mut (impl Write + ?Sized),
     fields: &[impl AsRef<Field>],
 ) -> io::Result<()> {
-    let names: Vec<String> = column_names(fields)
-        .iter()
-        .map(|name| quoted(name).into_owned())
-        .collect();
+    header_line(out, &column_names(fields))
+}
+
+/// A header line naming these columns.
+fn header_line(out: &mut (impl Write + ?Sized), names: &[String]) -> io::Result<()> {
+    let names: Vec<String> = names.iter().map(|name| quoted(name).into_owned()).collect();
     writeln!(out, "{}", names.join(","))
 }
 
@@ -117,12 +119,7 @@ impl Chosen {
 
     /// Writes the header line of the chosen columns.
     pub fn write_header(&self, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
-        let names: Vec<String> = self
-            .names
-            .iter()
-            .map(|name| quoted(name).into_owned())
-            .collect();
-        writeln!(out, "{}", names.join(","))
+        header_line(out, &self.names)
     }
 
     /// Writes each row of `batch` as one JSON line holding the chosen

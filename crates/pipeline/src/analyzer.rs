@@ -38,9 +38,8 @@ pub struct Analyzer {
     to_forget: FxHashSet<u64>,
     /// The frame that opened each connection, by id: what numbers a part's
     /// connections among all parts' (see [`crate::part::combine`]). A run
-    /// over every connection numbers them itself and keeps none.
-    opened: Vec<u64>,
-    records_openings: bool,
+    /// over every connection numbers them itself and keeps none (None).
+    opened: Option<Vec<u64>>,
     tcp_segments: u64,
     selected_segments: u64,
     pub(crate) matched: Matched,
@@ -63,8 +62,7 @@ impl Analyzer {
                 .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick)),
             memory_budget_bytes,
             to_forget: FxHashSet::default(),
-            opened: Vec::new(),
-            records_openings: false,
+            opened: None,
             tcp_segments: 0,
             selected_segments: 0,
             matched: Matched::default(),
@@ -75,7 +73,7 @@ impl Analyzer {
     /// capture's first frame at `first_ns`, as every other part's does.
     pub fn for_part(stages: Stages, first_ns: Option<i64>) -> Self {
         let mut analyzer = Analyzer::new(stages);
-        analyzer.records_openings = true;
+        analyzer.opened = Some(Vec::new());
         if let Some(origin) = first_ns {
             analyzer.capture_starts_at(origin);
             analyzer.timeline = analyzer
@@ -114,8 +112,10 @@ impl Analyzer {
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> Option<SegmentView> {
         let view = self.tracker.process(segment)?;
         self.tcp_segments += 1;
-        if self.records_openings && view.connection == self.opened.len() as u64 {
-            self.opened.push(segment.frame);
+        if let Some(opened) = &mut self.opened {
+            if view.connection == opened.len() as u64 {
+                opened.push(segment.frame);
+            }
         }
         if let Some(selecting) = &mut self.selecting {
             if !selecting.keeps(segment, &view) {
@@ -226,7 +226,7 @@ impl Analyzer {
             ledgers,
             events: Vec::new(),
             timeline: self.timeline,
-            opened: self.opened,
+            opened: self.opened.unwrap_or_default(),
             tcp_segments: self.tcp_segments,
             selected_segments: self.selected_segments,
             matched: self.matched,
