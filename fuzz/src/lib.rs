@@ -36,7 +36,7 @@ pub fn run_pipeline(bytes: &[u8]) {
         timeline: Some(None),
         diagnose: true,
         memory_bytes: (bytes.len() % 2 == 1).then_some(TINY_MEMORY_BYTES),
-        selection: pipeline::Selection::default(),
+        ..pipeline::Stages::default()
     };
     let analysis = pipeline::analyze_bytes(bytes, stages, MAX_FRAMES);
     let files = ["fuzz <input>.pcap".to_string()];

@@ -53,6 +53,9 @@ impl Analyzer {
         let memory_budget_bytes = stages.memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES);
         let mut tracker = Tracker::new();
         tracker.set_memory_budget((memory_budget_bytes as f64 * TRACKER_SHARE) as u64);
+        if stages.numbers_only {
+            tracker.keep_no_summaries();
+        }
         Analyzer {
             tracker,
             selecting: Selecting::new(stages.selection),

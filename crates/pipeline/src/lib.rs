@@ -78,6 +78,10 @@ pub struct Stages {
     /// The traffic the stages after the tracker see; connection ids stay
     /// those of the whole capture.
     pub selection: Selection,
+    /// No connection is listed: the tracker only numbers connections, as
+    /// a pass that lists them would, for the segments handed to an observer
+    /// (a second pass over files already analysed).
+    pub numbers_only: bool,
 }
 
 impl Stages {

@@ -120,6 +120,10 @@ pub struct Tracker {
     /// belong to one connection, which is then found without a lookup.
     last: Option<(FlowKey, usize)>,
     retired: Vec<ConnectionSummary>,
+    /// Summaries listed so far, kept in `retired` or not (see [`Tracker::keep_no_summaries`]).
+    listed: u64,
+    /// The summaries are counted against the budget but not kept.
+    keeps_no_summaries: bool,
     events: Vec<Event>,
     next_id: u64,
     latest_ns: i64,
@@ -148,9 +152,22 @@ impl Tracker {
         self.budget_bytes = Some(bytes);
     }
 
+    /// Counts the summaries against the budget without keeping them, from
+    /// now on: a pass that only numbers connections (and hands on their
+    /// segments) makes the choices, and so gives the ids, of a pass that
+    /// keeps them, without their memory; [`Tracker::finish_all`] then lists
+    /// no connection.
+    pub fn keep_no_summaries(&mut self) {
+        self.keeps_no_summaries = true;
+    }
+
     /// What the live connections and the summaries hold, as the budget counts it.
     pub fn held_bytes(&self) -> u64 {
-        self.live.len() as u64 * live_cost() + self.retired.len() as u64 * summary_cost()
+        self.live.len() as u64 * live_cost() + self.summaries_bytes()
+    }
+
+    fn summaries_bytes(&self) -> u64 {
+        self.listed * summary_cost()
     }
 
     /// Takes the connections retired without a summary since the last call.
@@ -299,8 +316,7 @@ impl Tracker {
         let Some(budget) = self.budget_bytes else {
             return usize::MAX;
         };
-        let summaries = self.retired.len() as u64 * summary_cost();
-        let room = budget.saturating_sub(summaries) / live_cost();
+        let room = budget.saturating_sub(self.summaries_bytes()) / live_cost();
         usize::try_from(room)
             .unwrap_or(usize::MAX)
             .max(MIN_LIVE_CONNECTIONS)
@@ -336,7 +352,7 @@ impl Tracker {
     /// What the summaries hold, as a share of the budget (0 without one).
     fn summaries_share(&self) -> f64 {
         self.budget_bytes.map_or(0.0, |budget| {
-            (self.retired.len() as u64 * summary_cost()) as f64 / budget.max(1) as f64
+            self.summaries_bytes() as f64 / budget.max(1) as f64
         })
     }
 
@@ -348,8 +364,7 @@ impl Tracker {
             let listed = share < LIST_BARE_ATTEMPTS;
             self.syns.record(connection, listed);
             if listed {
-                self.retired.push(connection.summary());
-                self.concluded.push(connection.id);
+                self.list(connection.summary());
             } else {
                 self.trimmed.attempts_not_listed += 1;
                 self.departed.push(Departed {
@@ -364,8 +379,7 @@ impl Tracker {
         let summary = connection.summary();
         let listed = share < LIST_UNEVENTFUL || (share < LIST_ANY && eventful(&summary));
         if listed {
-            self.concluded.push(summary.id);
-            self.retired.push(summary);
+            self.list(summary);
         } else {
             self.trimmed.connections_not_listed += 1;
             self.departed.push(Departed {
@@ -374,6 +388,14 @@ impl Tracker {
                 last_ns: summary.last_ns,
                 failed_setup: summary.state.failed_setup(),
             });
+        }
+    }
+
+    fn list(&mut self, summary: ConnectionSummary) {
+        self.listed += 1;
+        self.concluded.push(summary.id);
+        if !self.keeps_no_summaries {
+            self.retired.push(summary);
         }
     }
 
@@ -396,7 +418,11 @@ impl Tracker {
         }
         // The summaries written in place leave room for the retired ones
         // after them: no list grows to hold both.
-        let mut connections = summarized_in_place(std::mem::take(&mut self.slots));
+        let mut connections = if self.keeps_no_summaries {
+            Vec::new()
+        } else {
+            summarized_in_place(std::mem::take(&mut self.slots))
+        };
         connections.append(&mut self.retired);
         // In id order unless connections retired before live ones were
         // opened, or slots were reused: then sorted (by keys, then each

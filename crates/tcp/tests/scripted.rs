@@ -671,3 +671,56 @@ fn a_bare_reset_acknowledges_nothing_so_bytes_in_flight_stay_what_was_unacknowle
     let (connections, _) = run(&trace);
     assert_eq!(connections[0].client_to_server.max_bytes_in_flight, 2000);
 }
+
+/// The connection each segment went to, and the summaries listed, of a
+/// tracker with `bytes` of budget that keeps its summaries or only counts them.
+fn numbered(trace: &Trace, bytes: u64, keeps_summaries: bool) -> (Vec<u64>, tcp::Tracked) {
+    let mut tracker = Tracker::new();
+    tracker.set_memory_budget(bytes);
+    if !keeps_summaries {
+        tracker.keep_no_summaries();
+    }
+    let ids = trace
+        .captured_frames()
+        .filter_map(|frame| {
+            tracker.process(&decode::decode(&frame).expect("scripted frames are TCP"))
+        })
+        .map(|view| view.connection)
+        .collect();
+    (ids, tracker.finish_all())
+}
+
+#[test]
+fn a_tracker_that_only_counts_its_summaries_numbers_connections_as_one_that_keeps_them() {
+    let mut trace = Trace::ethernet();
+    let mut conversations: Vec<Conversation> = (0..400)
+        .map(|i| {
+            Conversation::new(
+                &format!("10.0.{}.{}:40000", i / 200, i % 200 + 1),
+                "10.9.0.1:80",
+            )
+        })
+        .collect();
+    for (i, conn) in conversations.iter_mut().enumerate() {
+        let at = i as f64 * 10.0;
+        conn.handshake(&mut trace, at, 1.0);
+        conn.send(&mut trace, Side::Client, at + 2.0, 100);
+        conn.send(&mut trace, Side::Server, at + 3.0, 1000);
+    }
+    // Connections retired early to keep the budget come back as new ones.
+    for (i, conn) in conversations.iter_mut().take(100).enumerate() {
+        conn.send(&mut trace, Side::Client, 5000.0 + i as f64, 100);
+    }
+    let budget = 200_000;
+    let (kept_ids, kept) = numbered(&trace, budget, true);
+    let (counted_ids, counted) = numbered(&trace, budget, false);
+    assert!(kept.trimmed.retired_early > 0 && kept.trimmed.connections_not_listed > 0);
+    assert!(!kept.connections.is_empty());
+    assert!(
+        kept_ids.iter().max() > Some(&399),
+        "retired connections came back"
+    );
+    assert_eq!(counted_ids, kept_ids);
+    assert_eq!(counted.trimmed, kept.trimmed);
+    assert!(counted.connections.is_empty());
+}

@@ -208,6 +208,7 @@ fn analyze_with_detail(
         files,
         Stages {
             memory_bytes,
+            numbers_only: true,
             ..Stages::default()
         },
         progress(),
