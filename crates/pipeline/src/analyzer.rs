@@ -6,7 +6,7 @@ use diagnose::Evidence;
 use rustc_hash::FxHashSet;
 use tcp::{ConnectionSummary, Departed, Event, EventKind, SegmentView, Tracker};
 use timeline::{Series, Timeline};
-use transactions::{Builder, Transaction};
+use transactions::{Builder, Times, Transaction};
 
 use crate::copies::Matched;
 use crate::select::Selecting;
@@ -20,6 +20,9 @@ const HEADER_BYTES: usize = 192;
 /// batches, the timeline and the final stages. A fixed share keeps the
 /// tracker's choices, and so the connection ids, the same whichever stages run.
 const TRACKER_SHARE: f64 = 0.45;
+/// The share of the budget the transactions listed may fill; past it, a
+/// spread of them over the whole capture is listed.
+const TRANSACTIONS_SHARE: f64 = 0.35;
 /// Connections whose transactions are dropped in one pass over them.
 const FORGET_AT_ONCE: usize = 4096;
 
@@ -59,7 +62,11 @@ impl Analyzer {
         Analyzer {
             tracker,
             selecting: Selecting::new(stages.selection),
-            builder: wants_transactions.then(Builder::new),
+            builder: wants_transactions.then(|| {
+                let mut builder = Builder::new();
+                builder.set_memory_budget((memory_budget_bytes as f64 * TRANSACTIONS_SHARE) as u64);
+                builder
+            }),
             evidence: stages.diagnose.then(Evidence::default),
             timeline: timeline_tick
                 .map(|tick| tick.map_or_else(Timeline::new, Timeline::with_tick)),
@@ -178,6 +185,16 @@ impl Analyzer {
                 builder.conclude(id);
             }
         }
+        self.count_left_out();
+    }
+
+    /// Counts in the timeline the transactions left out of the list.
+    fn count_left_out(&mut self) {
+        if let (Some(builder), Some(timeline)) = (&mut self.builder, &mut self.timeline) {
+            for run in builder.drain_left_out() {
+                count_run(timeline, run);
+            }
+        }
     }
 
     /// Drops the transactions of the connections retired without a summary.
@@ -207,6 +224,11 @@ impl Analyzer {
         if self.builder.is_some() {
             tell("closing transactions");
         }
+        if let Some(builder) = &mut self.builder {
+            builder.conclude_all();
+        }
+        self.count_left_out();
+        let transactions_not_listed = self.builder.as_ref().map_or(0, Builder::left_out);
         let (transactions, ledgers) = self
             .builder
             .map(|builder| builder.finish())
@@ -215,9 +237,10 @@ impl Analyzer {
         let tcp::Tracked {
             mut connections,
             unanswered_syns,
-            trimmed,
+            mut trimmed,
             repeats,
         } = self.tracker.finish_all();
+        trimmed.transactions_not_listed = transactions_not_listed;
         if let Some(selecting) = &self.selecting {
             connections.retain(|connection| selecting.kept_connection(connection.id));
         }
@@ -305,16 +328,25 @@ pub(crate) fn count_ends(
 }
 
 fn count_transaction(timeline: &mut Timeline, transaction: &Transaction) {
-    let start = transaction.request_start_ns;
+    count_run(
+        timeline,
+        Times {
+            request_start_ns: transaction.request_start_ns,
+            request_end_ns: transaction.request_end_ns,
+            response_end_ns: transaction.response_end_ns,
+        },
+    );
+}
+
+/// A transaction's start and end, counted in the timeline.
+fn count_run(timeline: &mut Timeline, run: Times) {
+    let start = run.request_start_ns;
     timeline.add(start, Series::TransactionsStarted, 1);
-    if let Some(end) = transaction.response_end_ns {
+    if let Some(end) = run.response_end_ns {
         timeline.add(end, Series::TransactionsCompleted, 1);
     }
     // Never before its start, whatever the clock did.
-    let end = transaction
-        .response_end_ns
-        .unwrap_or(transaction.request_end_ns)
-        .max(start);
+    let end = run.response_end_ns.unwrap_or(run.request_end_ns).max(start);
     timeline.add(end, Series::TransactionsEnded, 1);
 }
 

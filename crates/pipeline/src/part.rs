@@ -136,6 +136,7 @@ impl Part {
         self.trimmed.retired_early += other.trimmed.retired_early;
         self.trimmed.attempts_not_listed += other.trimmed.attempts_not_listed;
         self.trimmed.connections_not_listed += other.trimmed.connections_not_listed;
+        self.trimmed.transactions_not_listed += other.trimmed.transactions_not_listed;
         self.transactions.extend(other.transactions);
         self.ledgers.extend(other.ledgers);
         self.events.extend(other.events);

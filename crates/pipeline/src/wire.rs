@@ -562,6 +562,7 @@ wire_struct!(Trimmed {
     retired_early,
     attempts_not_listed,
     connections_not_listed,
+    transactions_not_listed,
 });
 wire_struct!(Snapshot {
     origin_ns,

@@ -77,6 +77,11 @@ pub struct Trimmed {
     pub attempts_not_listed: u64,
     /// Connections counted (in totals and the timeline) but not listed.
     pub connections_not_listed: u64,
+    /// Requests and answers of the connections listed that were counted
+    /// (in their connection's ledger and the timeline) but not listed; a
+    /// spread of them over the whole capture is. Set by the stages after
+    /// the tracker.
+    pub transactions_not_listed: u64,
 }
 
 impl Trimmed {

@@ -16,6 +16,7 @@
 
 pub mod conversation;
 pub mod framing;
+mod kept;
 pub mod latency;
 pub mod ledger;
 pub mod name;
@@ -28,6 +29,7 @@ use tcp::{Direction, Role, SegmentView, SeqNumber};
 
 use framing::{Asks, ConnectionFraming, Framing};
 
+pub use kept::{listed_cost_bytes, Times};
 pub use latency::Latency;
 pub use ledger::{ConnectionLedger, Ledger, Part, Stretch};
 pub use name::{AppFailure, FailureKind};
@@ -590,7 +592,7 @@ pub struct Builder {
     /// Boxed: the table stays small and grows without moving each
     /// connection's state.
     connections: rustc_hash::FxHashMap<u64, Box<ConnectionTurns>>,
-    done: Vec<Transaction>,
+    done: kept::Kept,
     /// The ledgers of the connections concluded so far.
     ledgers: Vec<ConnectionLedger>,
 }
@@ -598,6 +600,24 @@ pub struct Builder {
 impl Builder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Lists at most the transactions `bytes` hold, from now on: past them,
+    /// a spread over the whole capture (see [`Builder::left_out`]).
+    pub fn set_memory_budget(&mut self, bytes: u64) {
+        self.done.set_memory_budget(bytes);
+    }
+
+    /// The transactions left out of the list since the last call, to be
+    /// counted where every transaction counts (their connections' ledgers
+    /// already count them).
+    pub fn drain_left_out(&mut self) -> std::vec::Drain<'_, Times> {
+        self.done.drain_left_out()
+    }
+
+    /// How many transactions the budget left out of the list.
+    pub fn left_out(&self) -> u64 {
+        self.done.left_out()
     }
 
     /// Takes one segment. `payload` is its captured payload (possibly cut
@@ -691,13 +711,7 @@ impl Builder {
                 dropped(&closed);
             }
         }
-        self.done.retain(|transaction| {
-            let keep = !connections.contains(&transaction.connection);
-            if !keep {
-                dropped(transaction);
-            }
-            keep
-        });
+        self.done.forget(connections, dropped);
     }
 
     /// Closes a connection no segment will come for any more (the tracker
@@ -723,23 +737,21 @@ impl Builder {
         }
     }
 
-    /// Every transaction, in the order each began, and the ledger of each
-    /// connection that had any, in connection order.
-    pub fn finish(mut self) -> (Vec<Transaction>, Vec<ConnectionLedger>) {
+    /// Closes every connection: their open transactions and ledgers are final.
+    pub fn conclude_all(&mut self) {
         for (connection, turns) in std::mem::take(&mut self.connections) {
             self.conclude_turns(connection, turns);
         }
+    }
+
+    /// Every transaction listed, in the order each began, and the ledger of
+    /// each connection that had any, in connection order, counting every
+    /// transaction of its own, listed or not.
+    pub fn finish(mut self) -> (Vec<Transaction>, Vec<ConnectionLedger>) {
+        self.conclude_all();
         let mut ledgers = self.ledgers;
-        // Keys sorted, then each record moved once: transactions are large.
-        let mut done = self.done;
-        done.sort_by_cached_key(Transaction::capture_order);
         ledgers.sort_by_cached_key(|ledger| ledger.connection);
-        for t in &done {
-            if let Ok(at) = ledgers.binary_search_by_key(&t.connection, |l| l.connection) {
-                ledgers[at].transactions += 1;
-                ledgers[at].ledger.add(&t.ledger);
-            }
-        }
+        let done = self.done.finish(&mut ledgers);
         (done, ledgers)
     }
 }

@@ -13,15 +13,7 @@ pub fn sentence(note: &Note) -> String {
         Note::MemoryBudget {
             budget_bytes,
             trimmed,
-        } => format!(
-            "the memory budget ({:.1} GiB) kept {} handshake attempts and {} connections \
-             out of the lists (they are counted in the totals, the timeline and the \
-             findings on setup) and retired {} open connections early; --memory raises it",
-            *budget_bytes as f64 / (1u64 << 30) as f64,
-            trimmed.attempts_not_listed,
-            trimmed.connections_not_listed,
-            trimmed.retired_early
-        ),
+        } => memory_budget(*budget_bytes, trimmed),
         Note::ClockSteppedBack {
             steps,
             largest_ms,
@@ -101,6 +93,53 @@ pub fn sentence(note: &Note) -> String {
                 holding(other_traffic)
             )
         }
+    }
+}
+
+/// What the memory budget trimmed, in one sentence naming only what it did.
+fn memory_budget(budget_bytes: u64, trimmed: &tcp::Trimmed) -> String {
+    let mut did = Vec::new();
+    let unlisted: Vec<String> = [
+        (trimmed.attempts_not_listed, "handshake attempt"),
+        (trimmed.connections_not_listed, "connection"),
+    ]
+    .iter()
+    .filter(|(count, _)| *count > 0)
+    .map(|(count, noun)| plural(*count, noun))
+    .collect();
+    if !unlisted.is_empty() {
+        did.push(format!(
+            "kept {} out of the lists (they are counted in the totals, the timeline and \
+             the findings on setup)",
+            unlisted.join(" and ")
+        ));
+    }
+    if trimmed.transactions_not_listed > 0 {
+        did.push(format!(
+            "left {} out of the list (they are counted in their connections' ledgers and \
+             the timeline; the findings rest on the spread of the others over the whole capture)",
+            plural(trimmed.transactions_not_listed, "transaction")
+        ));
+    }
+    if trimmed.retired_early > 0 {
+        did.push(format!(
+            "retired {} early",
+            plural(trimmed.retired_early, "open connection")
+        ));
+    }
+    format!(
+        "the memory budget ({:.1} GiB) {}; --memory raises it",
+        budget_bytes as f64 / (1u64 << 30) as f64,
+        and_list(&did)
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => only.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 
