@@ -42,8 +42,8 @@ timed() {
 {
   echo "Budget: --memory $memory. Files in the page cache; peak RSS in MB."
   echo
-  echo "| capture | packets | diagnose s | diagnose | diagnose .zst | report | report .zst | connections listed | attempts not listed | connections not listed | first finding |"
-  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+  echo "| capture | packets | diagnose s | diagnose | diagnose .zst | report | report .zst | connections listed | attempts not listed | connections not listed | transactions not listed | first finding |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 } > "$out/hostile.md"
 for name in "${shapes[@]}"; do
   IFS=: read -r kind count <<< "${recipe[$name]}"
@@ -70,7 +70,8 @@ first = next((l for l in lines if l["type"] == "finding"), None)
 title = first["title"] if first else "none"
 trimmed = end["trimmed"]
 print(f"| {name} | {end['frames']:,} | {seconds:.1f} | {peaks} | {end['connections']:,} | "
-      f"{trimmed['attempts_not_listed']:,} | {trimmed['connections_not_listed']:,} | {title} |")
+      f"{trimmed['attempts_not_listed']:,} | {trimmed['connections_not_listed']:,} | "
+      f"{trimmed['transactions_not_listed']:,} | {title} |")
 EOF
   tail -n 1 "$out/hostile.md"
 done
