@@ -17,13 +17,44 @@ use std::net::IpAddr;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tcp::{ConnectionSummary, Direction};
-use transactions::{Ledger, Part, Transaction};
+use transactions::{ConnectionLedger, Ledger, Part, Transaction};
 
 use crate::actions::{self, ActionId};
 use crate::cause::{Cause, Chain};
 use crate::detectors::{PoolQueueing, Saturation};
 use crate::queue::{self, QueuedPath};
 use crate::rules::{PerAction, BULK_BYTES, NOTICED_MS, PATTERN_REPEATS};
+
+/// How many transactions each one listed stands for, by connection: more
+/// than one where the memory budget listed a spread of a connection's
+/// transactions, the rest counted in its ledger only. Times summed over
+/// transactions count each listed one that many times, so they estimate
+/// the whole capture's whatever the budget; what one action cost does not
+/// change.
+#[derive(Debug, Default)]
+pub struct Weights(FxHashMap<u64, f64>);
+
+impl Weights {
+    pub fn of(transactions: &[Transaction], ledgers: &[ConnectionLedger]) -> Self {
+        let mut listed: FxHashMap<u64, u64> = FxHashMap::default();
+        for t in transactions {
+            *listed.entry(t.connection).or_default() += 1;
+        }
+        let weights = ledgers
+            .iter()
+            .filter_map(|ledger| {
+                let shown = *listed.get(&ledger.connection)?;
+                (ledger.transactions > shown)
+                    .then(|| (ledger.connection, ledger.transactions as f64 / shown as f64))
+            })
+            .collect();
+        Weights(weights)
+    }
+
+    pub fn of_connection(&self, connection: u64) -> f64 {
+        self.0.get(&connection).copied().unwrap_or(1.0)
+    }
+}
 
 /// What one cause cost, and where.
 #[derive(Debug, Default)]
@@ -36,6 +67,8 @@ pub struct CauseTotal {
     last_charged: Option<(u64, u32)>,
     /// The whole ledger time of the transactions it touched.
     pub touched_ms: f64,
+    /// How many transactions it touched, each counted as many as it stands for.
+    touched: f64,
     /// What it cost on each connection.
     pub per_connection: FxHashMap<u64, f64>,
     /// When each transaction it touched ran (ns).
@@ -43,14 +76,16 @@ pub struct CauseTotal {
 }
 
 impl CauseTotal {
-    /// Charges `ms` of `transaction` to the cause. A transaction's charges
-    /// all come before the next transaction's (see [`charge`]).
-    fn add(&mut self, transaction: &Transaction, action: ActionId, ms: f64) {
-        self.cost_ms += ms;
+    /// Charges `ms` of `transaction`, which stands for `weight`
+    /// transactions, to the cause. A transaction's charges all come before
+    /// the next transaction's (see [`charge`]).
+    fn add(&mut self, transaction: &Transaction, action: ActionId, ms: f64, weight: f64) {
+        self.cost_ms += ms * weight;
         let key = (transaction.connection, transaction.index);
         if self.last_charged != Some(key) {
             self.last_charged = Some(key);
-            self.touched_ms += at_stake_ms(&transaction.ledger);
+            self.touched_ms += at_stake_ms(&transaction.ledger) * weight;
+            self.touched += weight;
             self.spans.push(ledger_span(transaction));
             self.per_transaction.push((action, 0.0));
         }
@@ -60,11 +95,12 @@ impl CauseTotal {
         *self
             .per_connection
             .entry(transaction.connection)
-            .or_default() += ms;
+            .or_default() += ms * weight;
     }
 
+    /// How many transactions it touched, in the whole capture.
     pub fn transactions(&self) -> u64 {
-        self.per_transaction.len() as u64
+        self.touched.round() as u64
     }
 
     /// What it cost the actions a person waited on: per request and its
@@ -79,7 +115,7 @@ impl CauseTotal {
         PerAction {
             worst_ms: costs.iter().copied().fold(0.0, f64::max),
             actions: costs.len() as u64,
-            transactions: self.transactions(),
+            transactions: self.per_transaction.len() as u64,
             typical_ms: crate::median(costs),
         }
     }
@@ -204,6 +240,7 @@ pub struct Context {
 pub fn charge(
     connections: &[ConnectionSummary],
     transactions: &[Transaction],
+    weights: &Weights,
     context: &Context,
 ) -> BTreeMap<Cause, CauseTotal> {
     let by_id: FxHashMap<u64, &ConnectionSummary> = connections.iter().map(|c| (c.id, c)).collect();
@@ -213,11 +250,12 @@ pub fn charge(
     for (t, &action) in transactions.iter().zip(&actions) {
         let connection = by_id.get(&t.connection).copied();
         let chatty = is_chatty(t, connection, &repeated);
+        let weight = weights.of_connection(t.connection);
         for (part, ms) in t.ledger.parts() {
             let shares = assign(part, ms, t, chatty, connection, context);
             for (cause, ms) in shares.into_iter().flatten() {
                 if ms > 0.0 {
-                    totals.entry(cause).or_default().add(t, action, ms);
+                    totals.entry(cause).or_default().add(t, action, ms, weight);
                 }
             }
         }
@@ -228,12 +266,12 @@ pub fn charge(
             totals
                 .entry(Cause::DeadPeer)
                 .or_default()
-                .add(t, action, 0.0);
+                .add(t, action, 0.0, weight);
         } else if lost_at_no_ones_cost(t, connection) {
             totals
                 .entry(Cause::PacketLoss)
                 .or_default()
-                .add(t, action, 0.0);
+                .add(t, action, 0.0, weight);
         }
     }
     totals

@@ -79,11 +79,11 @@ pub struct Inputs<'a> {
 impl Inputs<'_> {
     /// The time at stake: every transaction's ledger but the client's think
     /// time between turns, and the time connections that never opened spent trying.
-    fn total_ms(&self, failed: &detectors::FailedSetups) -> f64 {
+    fn total_ms(&self, failed: &detectors::FailedSetups, weights: &charges::Weights) -> f64 {
         let ledgers: f64 = self
             .transactions
             .iter()
-            .map(|t| charges::at_stake_ms(&t.ledger))
+            .map(|t| charges::at_stake_ms(&t.ledger) * weights.of_connection(t.connection))
             .sum();
         ledgers + failed.ms
     }
@@ -120,12 +120,13 @@ impl Inputs<'_> {
 /// faults, then by the costliest action, then the costliest. None when [`Inputs::give_up`] stopped it.
 pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
     let failed = detectors::FailedSetups::of(inputs);
-    let total_ms = inputs.total_ms(&failed).max(f64::MIN_POSITIVE);
+    let weights = charges::Weights::of(inputs.transactions, inputs.ledgers);
+    let total_ms = inputs.total_ms(&failed, &weights).max(f64::MIN_POSITIVE);
     let context = patterns::context(inputs);
     if (inputs.give_up)() {
         return None;
     }
-    let totals = charges::charge(inputs.connections, inputs.transactions, &context);
+    let totals = charges::charge(inputs.connections, inputs.transactions, &weights, &context);
     let mut findings = Vec::new();
     let mut fault_kinds = BTreeSet::new();
     for (&cause, total) in &totals {
@@ -173,7 +174,7 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
         .get(&Cause::SetupFailure)
         .map_or(0.0, |total| total.cost_ms);
     findings.extend(detectors::structural(inputs, setup_ms, &failed, total_ms));
-    findings.extend(describe::summary(inputs, &totals));
+    findings.extend(describe::summary(inputs, &totals, &weights));
     // Within a severity, what failed outright (requests, connections that
     // never opened) comes first, then a fault that a person would notice
     // (loud, or a tenth of a second on some action), before the time exchanges

@@ -65,4 +65,19 @@ fn past_the_budget_a_spread_of_the_requests_is_listed_and_every_one_counted() {
         .notes()
         .iter()
         .any(|note| matches!(note, Note::MemoryBudget { .. })));
+
+    // The findings' times count each request listed for those it stands
+    // for: off by no more than a couple of the requests listed stand for.
+    for (found, all) in trimmed.findings.iter().zip(&whole.findings) {
+        assert_eq!(found.kind, all.kind);
+        let off = (found.cost_ms - all.cost_ms).abs() / all.cost_ms.max(1.0);
+        assert!(
+            off < 2.0 / listed as f64,
+            "{:?}: {} against {}",
+            found.kind,
+            found.cost_ms,
+            all.cost_ms
+        );
+    }
+    assert!(!trimmed.findings.is_empty());
 }

@@ -5,18 +5,25 @@ use std::collections::BTreeMap;
 
 use super::{count, duration, round, with_text};
 use crate::cause::Cause;
-use crate::charges::{distinct, CauseTotal};
+use crate::charges::{distinct, CauseTotal, Weights};
 use crate::{Finding, FindingKind, Inputs};
 
 /// Where the time sits, by kind: a summary that costs nothing beside the causes.
-pub fn summary(inputs: &Inputs, totals: &BTreeMap<Cause, CauseTotal>) -> Option<Finding> {
+pub fn summary(
+    inputs: &Inputs,
+    totals: &BTreeMap<Cause, CauseTotal>,
+    weights: &Weights,
+) -> Option<Finding> {
     if inputs.transactions.is_empty() {
         return None;
     }
     let mut by_group: BTreeMap<&'static str, f64> = BTreeMap::new();
+    let mut transactions = 0.0;
     for t in inputs.transactions {
+        let weight = weights.of_connection(t.connection);
+        transactions += weight;
         for (part, ms) in t.ledger.parts() {
-            *by_group.entry(part.group()).or_default() += ms;
+            *by_group.entry(part.group()).or_default() += ms * weight;
         }
     }
     if by_group.is_empty() {
@@ -44,7 +51,7 @@ pub fn summary(inputs: &Inputs, totals: &BTreeMap<Cause, CauseTotal>) -> Option<
         format!(
             "Where the time went: {} over {}: {}",
             duration(total_ms),
-            count(inputs.transactions.len() as u64, "transaction"),
+            count(transactions.round() as u64, "transaction"),
             parts.join(", ")
         ),
         format!(
@@ -55,7 +62,7 @@ pub fn summary(inputs: &Inputs, totals: &BTreeMap<Cause, CauseTotal>) -> Option<
         ),
         "See the findings above for the causes worth fixing.",
     );
-    found.transactions = inputs.transactions.len() as u64;
+    found.transactions = transactions.round() as u64;
     found.connections = distinct(inputs.transactions.iter().map(|t| t.connection));
     for (group, ms) in &by_group {
         found.figures.insert(group_figure(group), round(*ms));

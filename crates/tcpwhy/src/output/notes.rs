@@ -117,8 +117,9 @@ fn memory_budget(budget_bytes: u64, trimmed: &tcp::Trimmed) -> String {
     if trimmed.transactions_not_listed > 0 {
         did.push(format!(
             "left {} out of the list (they are counted in their connections' ledgers and \
-             the timeline; the findings and their times come from those listed, a spread \
-             over the whole capture)",
+             the timeline, and the findings count each one listed for as many as it stands \
+             for; what one action cost comes from those listed, a spread over the whole \
+             capture)",
             plural(trimmed.transactions_not_listed, "transaction")
         ));
     }
