@@ -36,6 +36,10 @@ pub struct Weights(FxHashMap<u64, f64>);
 
 impl Weights {
     pub fn of(transactions: &[Transaction], ledgers: &[ConnectionLedger]) -> Self {
+        let counted: u64 = ledgers.iter().map(|ledger| ledger.transactions).sum();
+        if counted <= transactions.len() as u64 {
+            return Weights::default();
+        }
         let mut listed: FxHashMap<u64, u64> = FxHashMap::default();
         for t in transactions {
             *listed.entry(t.connection).or_default() += 1;
