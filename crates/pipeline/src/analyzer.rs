@@ -191,8 +191,8 @@ impl Analyzer {
     /// Counts in the timeline the transactions left out of the list.
     fn count_left_out(&mut self) {
         if let (Some(builder), Some(timeline)) = (&mut self.builder, &mut self.timeline) {
-            for run in builder.drain_left_out() {
-                count_run(timeline, run);
+            for times in builder.drain_left_out() {
+                count_times(timeline, times);
             }
         }
     }
@@ -328,25 +328,21 @@ pub(crate) fn count_ends(
 }
 
 fn count_transaction(timeline: &mut Timeline, transaction: &Transaction) {
-    count_run(
-        timeline,
-        Times {
-            request_start_ns: transaction.request_start_ns,
-            request_end_ns: transaction.request_end_ns,
-            response_end_ns: transaction.response_end_ns,
-        },
-    );
+    count_times(timeline, transaction.times());
 }
 
 /// A transaction's start and end, counted in the timeline.
-fn count_run(timeline: &mut Timeline, run: Times) {
-    let start = run.request_start_ns;
+fn count_times(timeline: &mut Timeline, times: Times) {
+    let start = times.request_start_ns;
     timeline.add(start, Series::TransactionsStarted, 1);
-    if let Some(end) = run.response_end_ns {
+    if let Some(end) = times.response_end_ns {
         timeline.add(end, Series::TransactionsCompleted, 1);
     }
     // Never before its start, whatever the clock did.
-    let end = run.response_end_ns.unwrap_or(run.request_end_ns).max(start);
+    let end = times
+        .response_end_ns
+        .unwrap_or(times.request_end_ns)
+        .max(start);
     timeline.add(end, Series::TransactionsEnded, 1);
 }
 

@@ -16,7 +16,7 @@ const EXTRA_BYTES: u64 = 160;
 const ALWAYS_LISTED: usize = 64;
 
 /// What one listed transaction costs the memory budget.
-pub fn listed_cost_bytes() -> u64 {
+fn listed_cost_bytes() -> u64 {
     std::mem::size_of::<Transaction>() as u64 + EXTRA_BYTES
 }
 
@@ -161,11 +161,7 @@ fn leave_out(
     let (count, ledger) = left_out.entry(transaction.connection).or_default();
     *count += 1;
     ledger.add(&transaction.ledger);
-    recently.push(Times {
-        request_start_ns: transaction.request_start_ns,
-        request_end_ns: transaction.request_end_ns,
-        response_end_ns: transaction.response_end_ns,
-    });
+    recently.push(transaction.times());
 }
 
 #[cfg(test)]

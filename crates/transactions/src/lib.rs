@@ -29,7 +29,7 @@ use tcp::{Direction, Role, SegmentView, SeqNumber};
 
 use framing::{Asks, ConnectionFraming, Framing};
 
-pub use kept::{listed_cost_bytes, Times};
+pub use kept::Times;
 pub use latency::Latency;
 pub use ledger::{ConnectionLedger, Ledger, Part, Stretch};
 pub use name::{AppFailure, FailureKind};
@@ -84,6 +84,15 @@ impl Transaction {
     /// The order transactions are listed in: by when their request began.
     pub fn capture_order(&self) -> (i64, u64, u32) {
         (self.request_start_ns, self.connection, self.index)
+    }
+
+    /// When it began and ended.
+    pub fn times(&self) -> Times {
+        Times {
+            request_start_ns: self.request_start_ns,
+            request_end_ns: self.request_end_ns,
+            response_end_ns: self.response_end_ns,
+        }
     }
 }
 
