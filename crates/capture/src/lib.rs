@@ -40,7 +40,7 @@ pub fn time_of_day_ns(timestamp_ns: i64) -> i64 {
 
 /// A capture that cannot be read further: names the file and, where the
 /// data was at fault, the byte offset.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, record::Wire)]
 pub struct CaptureError {
     pub path: String,
     /// Offset where the bad data starts, as [`CaptureError::place`] counts it.
@@ -56,7 +56,7 @@ pub struct CaptureError {
 }
 
 /// What a [`CaptureError`]'s offset counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, record::Wire)]
 pub enum Place {
     /// No offset: the system failed (a file that cannot be opened or
     /// read), or the file is empty.

@@ -8,12 +8,12 @@ use tcp::ConnectionSummary;
 use transactions::{ConnectionLedger, Latency};
 
 /// What limits a connection's rate, the column its JSON line ends with.
-#[derive(Serialize)]
+#[derive(Serialize, record::Columns)]
 pub(crate) struct RateLimitRow {
     rate_limit: RateLimitCells,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, record::Columns)]
 struct RateLimitCells {
     client_to_server: Option<Limiter>,
     server_to_client: Option<Limiter>,

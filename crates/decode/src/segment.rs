@@ -4,7 +4,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 /// An IP address and port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, record::Wire)]
 pub struct Endpoint {
     pub ip: IpAddr,
     pub port: u16,

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::{FindingKind, Severity};
 
 /// One cause, with what it costs and what proves it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, record::Columns)]
 pub struct Finding {
     pub kind: FindingKind,
     pub severity: Severity,

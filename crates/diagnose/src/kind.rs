@@ -8,7 +8,7 @@ use serde::Serialize;
 /// What a finding is about: a cause the time ledger charged (see
 /// [`crate::Cause::kind`]), a structural finding, or the summary of where
 /// the time went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, record::Columns)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     ConnectionSetupFailure,

@@ -43,7 +43,7 @@ pub use finding::Finding;
 pub use kind::FindingKind;
 
 /// How much a finding matters; see [`rules::severity`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, record::Columns)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Info,

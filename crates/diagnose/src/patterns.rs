@@ -542,28 +542,19 @@ mod tests {
     fn transaction_ended_at(tick: i64, resent: u64) -> transactions::Transaction {
         let end = tick * TICK_NS;
         transactions::Transaction {
-            connection: 0,
             index: 1,
-            signature: String::new(),
-            name: None,
-            forwarded_for: None,
             request_start_ns: end - TICK_NS,
             request_end_ns: end - TICK_NS,
             response_start_ns: Some(end),
             response_end_ns: Some(end),
             duration_ms: Some(ms(TICK_NS)),
             request_transfer_ms: Some(0.0),
-            server_think_ms: None,
-            response_transfer_ms: None,
-            client_think_ms: None,
             request_bytes: 100,
             response_bytes: 100,
             request_packets: 1,
             response_packets: 1,
             retransmissions: resent,
-            ledger: transactions::Ledger::default(),
-            latency: transactions::Latency::default(),
-            failure: None,
+            ..Default::default()
         }
     }
 

@@ -43,7 +43,7 @@ const FLAGS_COMPARED: u8 = Flags::SYN | Flags::FIN | Flags::RST | Flags::ACK;
 type FlowKey = (Endpoint, Endpoint);
 
 /// What matching the files' packets found.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, record::Wire)]
 pub struct Matched {
     /// Frames another file had already captured, left out.
     pub copies: u64,

@@ -29,7 +29,7 @@ pub struct Counts {
 /// What the decode stage counts as frames go by: every frame, those
 /// without a usable TCP segment by reason and protocol, and the clock of the
 /// TCP segments.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, record::Wire)]
 pub struct ReadCounts {
     pub frames: u64,
     /// The first frame's time, whatever it carried: offsets count from it,
@@ -67,7 +67,7 @@ impl ReadCounts {
 }
 
 /// Frames that held no TCP, by protocol: what a capture of little TCP holds.
-#[derive(Debug, Default, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, record::Wire)]
 pub struct OtherTraffic {
     pub udp: u64,
     pub icmp: u64,
@@ -98,7 +98,7 @@ impl OtherTraffic {
     }
 }
 
-#[derive(Debug, Default, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, record::Wire)]
 pub struct SkipCounts {
     pub unsupported_link_type: u64,
     pub not_ip: u64,
@@ -140,7 +140,7 @@ const JUMP_NS: i64 = 86_400_000_000_000;
 /// How the capture's clock behaved, frame to frame. Every stage takes its
 /// times as they come, with arithmetic that cannot overflow; these counts
 /// say when the figures rest on a clock that stepped back or jumped.
-#[derive(Debug, Default, Clone, serde::Serialize)]
+#[derive(Debug, Default, Clone, serde::Serialize, record::Wire)]
 pub struct Clock {
     /// Frames stamped at least 1 ms before an earlier frame.
     pub steps_back: u64,

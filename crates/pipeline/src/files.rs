@@ -37,7 +37,7 @@ pub fn flow_key(segment: &Segment) -> u64 {
 }
 
 /// What one file held, once decoded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, record::Wire)]
 pub struct FileSurvey {
     pub path: String,
     /// The file's place among the files given.

@@ -19,7 +19,7 @@ use crate::analyzer::count_ends;
 use crate::{Analysis, Counts, Matched, RateLimit, ReadCounts};
 
 /// What the per-connection stages found over some of a capture's connections.
-#[derive(Debug)]
+#[derive(Debug, record::Wire)]
 pub struct Part {
     pub connections: Vec<ConnectionSummary>,
     pub unanswered_syns: Vec<UnansweredSyns>,

@@ -209,7 +209,6 @@ fn sample_transaction(name: Option<String>) -> Transaction {
         index: 1,
         signature: "blk[100]-blk[100]".into(),
         name,
-        forwarded_for: None,
         request_start_ns: 1_767_225_600_020_000_000,
         request_end_ns: 1_767_225_600_020_000_000,
         response_start_ns: Some(1_767_225_600_030_000_000),
@@ -218,19 +217,16 @@ fn sample_transaction(name: Option<String>) -> Transaction {
         request_transfer_ms: Some(0.0),
         server_think_ms: Some(10.0),
         response_transfer_ms: Some(0.0),
-        client_think_ms: None,
         request_bytes: 100,
         response_bytes: 100,
         request_packets: 1,
         response_packets: 1,
-        retransmissions: 0,
         latency: transactions::Latency {
             network_ms: 0.5,
             server_ms: 9.5,
             ..Default::default()
         },
-        ledger: Default::default(),
-        failure: None,
+        ..Default::default()
     }
 }
 

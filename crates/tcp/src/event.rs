@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// Which way a segment travels within its connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, record::Wire, record::Columns)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// From the client (the SYN sender) to the server.
@@ -29,7 +29,7 @@ impl Direction {
 
 /// The kind of an analysis event. Names match Wireshark's `tcp.analysis.*`
 /// fields; where our meaning differs, the variant says so.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, record::Wire, record::Columns)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// Data (or a FIN) sent again, not prompted by duplicate ACKs. A SYN
@@ -88,9 +88,10 @@ impl EventKind {
 }
 
 /// One flagged segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, record::Wire, record::Columns)]
 pub struct Event {
     pub frame: u64,
+    #[column(time)]
     pub timestamp_ns: i64,
     pub connection: u64,
     pub direction: Direction,

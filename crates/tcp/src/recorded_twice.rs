@@ -51,7 +51,7 @@ pub enum Repeat {
 }
 
 /// The frames left out as copies, by kind.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, record::Wire)]
 pub struct Repeats {
     pub recorded_twice: u64,
     pub forwarded_again: u64,

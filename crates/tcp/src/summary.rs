@@ -9,20 +9,24 @@ fn endpoint_as_text<S: Serializer>(endpoint: &Endpoint, serializer: S) -> Result
 }
 
 /// One instance of a 4-tuple, from its first packet to its last.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, record::Wire, record::Columns)]
 pub struct ConnectionSummary {
     /// Stable id: the order in which connections were first seen, from 0
     /// (Wireshark's `tcp.stream` where both agree on instance boundaries).
     pub id: u64,
     #[serde(serialize_with = "endpoint_as_text")]
+    #[column(text)]
     pub client: Endpoint,
     #[serde(serialize_with = "endpoint_as_text")]
+    #[column(text)]
     pub server: Endpoint,
     /// True when no SYN was seen and the roles were guessed from the ports.
     pub roles_guessed: bool,
     pub first_frame: u64,
     pub last_frame: u64,
+    #[column(time)]
     pub first_ns: i64,
+    #[column(time)]
     pub last_ns: i64,
     pub duration_ms: f64,
     pub state: ConnState,
@@ -96,7 +100,7 @@ impl PathRtt {
 }
 
 /// Zeek's connection state, from what the capture shows of the handshake and close.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, record::Wire, record::Columns)]
 pub enum ConnState {
     /// A SYN, never answered.
     S0,
@@ -161,7 +165,7 @@ impl std::fmt::Display for ConnState {
 }
 
 /// One end of a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, record::Wire, record::Columns)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Client,
@@ -186,7 +190,7 @@ impl Role {
 }
 
 /// How a connection ended in the capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, record::Wire, record::Columns)]
 #[serde(rename_all = "snake_case")]
 pub enum CloseHow {
     Fin,
@@ -218,7 +222,7 @@ impl std::fmt::Display for Role {
 }
 
 /// Who ended the connection, and how.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, record::Wire, record::Columns)]
 pub struct Close {
     /// Null when it did not end in the capture.
     pub by: Option<Role>,
@@ -227,13 +231,17 @@ pub struct Close {
 }
 
 /// The three-way handshake as seen at the capture point.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default, record::Wire, record::Columns)]
 pub struct Handshake {
+    #[column(time)]
     pub syn_ns: Option<i64>,
+    #[column(time)]
     pub syn_ack_ns: Option<i64>,
+    #[column(time)]
     pub ack_ns: Option<i64>,
     /// Times of SYNs sent again before the SYN-ACK (nanoseconds), the first
     /// [`crate::stack::MAX_SYN_RETRIES`] of them.
+    #[column(time)]
     pub syn_retries_ns: Vec<i64>,
     /// SYNs sent again before the SYN-ACK, all of them.
     pub syn_retries: u64,
@@ -250,7 +258,7 @@ pub struct Handshake {
 }
 
 /// The options one side offered in its SYN.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, record::Wire, record::Columns)]
 pub struct SynOptions {
     pub mss: Option<u16>,
     pub window_scale: Option<u8>,
@@ -259,7 +267,7 @@ pub struct SynOptions {
 }
 
 /// Counters and figures for one direction of a connection.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default, record::Wire, record::Columns)]
 pub struct DirectionSummary {
     pub packets: u64,
     /// Packets that carried payload.
@@ -320,7 +328,7 @@ pub struct DirectionSummary {
 
 /// How the peer's ACKs released one direction's data: the rate and evenness
 /// of the ACK clock while data was outstanding, and waits for delayed ACKs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default, record::Wire, record::Columns)]
 pub struct AckClockStats {
     /// Intervals between ACKs that moved forward with data still outstanding.
     pub samples: u64,
@@ -341,7 +349,7 @@ pub struct AckClockStats {
 }
 
 /// Retransmissions by cause; `total` counts each retransmitted segment once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, record::Wire, record::Columns)]
 pub struct Retransmissions {
     pub total: u64,
     /// Not prompted by duplicate ACKs: a retransmission timeout or tail-loss probe.
@@ -360,7 +368,7 @@ pub struct Retransmissions {
     pub repeated: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default, record::Wire, record::Columns)]
 pub struct WindowStats {
     pub min: u64,
     pub max: u64,
@@ -368,7 +376,7 @@ pub struct WindowStats {
 }
 
 /// Data-to-ACK round trips measured at the capture point, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default, record::Wire, record::Columns)]
 pub struct RttStats {
     pub samples: u64,
     pub min_ms: Option<f64>,

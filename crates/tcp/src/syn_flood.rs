@@ -24,7 +24,7 @@ fn endpoint_as_text<S: Serializer>(endpoint: &Endpoint, serializer: S) -> Result
 }
 
 /// Handshakes to one server and port that never completed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, record::Wire)]
 pub struct UnansweredSyns {
     #[serde(serialize_with = "endpoint_as_text")]
     pub server: Endpoint,
@@ -45,7 +45,7 @@ pub struct UnansweredSyns {
 }
 
 /// One attempt, to look at.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, record::Wire)]
 pub struct SynAttempt {
     #[serde(serialize_with = "endpoint_as_text")]
     pub client: Endpoint,
@@ -162,7 +162,7 @@ fn most_attempted_first(mut all: Vec<UnansweredSyns>) -> Vec<UnansweredSyns> {
 }
 
 /// Distinct addresses: a short exact list, then a HyperLogLog sketch.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, record::Wire)]
 pub enum Sources {
     Exact(Vec<IpAddr>),
     Sketch(Box<[u8; SKETCH_REGISTERS]>),

@@ -68,7 +68,7 @@ pub struct Departed {
 }
 
 /// What staying within the memory budget cost.
-#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, record::Wire)]
 pub struct Trimmed {
     /// Open connections retired before falling silent, to free their state:
     /// a later packet of theirs starts a new connection.

@@ -11,6 +11,7 @@
 //! the first one (a clock stepping back) count in the first tick; no count
 //! ever wraps. It knows nothing of TCP: the stages before it say what to count.
 
+use record::Wire;
 use serde::Serialize;
 
 mod lowest;
@@ -59,8 +60,9 @@ pub enum Series {
 pub const SERIES: usize = 13;
 
 /// One tick of every series.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, record::Columns)]
 pub struct Tick {
+    #[column(time)]
     pub start_ns: i64,
     pub packets: u64,
     pub bytes: u64,
@@ -83,7 +85,7 @@ pub struct Tick {
 
 /// A timeline's state as plain data: its origin, bin width, whether the
 /// width was set, the counts of each bin by series, and its span.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, record::Wire)]
 pub struct Snapshot {
     pub origin_ns: Option<i64>,
     pub bin_ns: i64,
@@ -376,6 +378,16 @@ fn tick(start_ns: i64, tick_ns: i64, sums: [u64; SERIES]) -> Tick {
         transactions_completed: of(Series::TransactionsCompleted),
         connections_open: 0,
         transactions_in_progress: 0,
+    }
+}
+
+/// A timeline travels as its snapshot.
+impl Wire for Timeline {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.snapshot().put(out);
+    }
+    fn take(input: &mut &[u8]) -> Result<Self, record::Malformed> {
+        Ok(Timeline::restore(Snapshot::take(input)?))
     }
 }
 

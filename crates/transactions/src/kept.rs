@@ -174,26 +174,10 @@ mod tests {
         Transaction {
             connection: 7,
             index,
-            signature: String::new(),
-            name: None,
-            forwarded_for: None,
             request_start_ns: i64::from(index) * 1_000_000,
             request_end_ns: i64::from(index) * 1_000_000,
-            response_start_ns: None,
-            response_end_ns: None,
-            duration_ms: None,
-            request_transfer_ms: None,
-            server_think_ms: None,
-            response_transfer_ms: None,
-            client_think_ms: None,
-            request_bytes: 0,
-            response_bytes: 0,
-            request_packets: 0,
-            response_packets: 0,
-            retransmissions: 0,
             ledger,
-            latency: crate::Latency::default(),
-            failure: None,
+            ..Default::default()
         }
     }
 

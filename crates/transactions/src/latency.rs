@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::ledger::Ledger;
 
 /// A transaction's time by kind, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, record::Wire, record::Columns)]
 pub struct Latency {
     /// Round trips, queues and transfer on the wire.
     pub network_ms: f64,

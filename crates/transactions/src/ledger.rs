@@ -15,6 +15,7 @@
 //! for the rest; otherwise they were the exchange standing idle, the
 //! client's own pace (see the crate's `waited`).
 
+use record::{Malformed, Wire};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use tcp::{Direction, EventKind, Lacked, Release, SegmentView};
@@ -22,7 +23,7 @@ use tcp::{Direction, EventKind, Lacked, Release, SegmentView};
 use crate::framing::Framing;
 
 /// One named part of a transaction's time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, record::Wire)]
 pub enum Part {
     /// Waiting for a SYN to be sent again after going unanswered.
     SynRetry,
@@ -206,13 +207,42 @@ impl Serialize for Ledger {
     }
 }
 
+/// Each part's milliseconds, in [`Part::ALL`]'s order.
+impl Wire for Ledger {
+    fn put(&self, out: &mut Vec<u8>) {
+        for part in Part::ALL {
+            self.get(part).put(out);
+        }
+    }
+    fn take(input: &mut &[u8]) -> Result<Self, Malformed> {
+        let mut ledger = Ledger::default();
+        for part in Part::ALL {
+            ledger.charge(part, f64::take(input)?);
+        }
+        Ok(ledger)
+    }
+}
+
+/// A column of milliseconds per part; null where nothing was charged (the
+/// JSON leaves those parts out).
+impl record::Cell for Ledger {
+    fn kind() -> record::Kind {
+        let parts = Part::ALL.iter().map(|part| record::Column {
+            name: part.as_str(),
+            kind: record::Kind::Float,
+            nullable: true,
+        });
+        record::Kind::Group(parts.collect())
+    }
+}
+
 fn ms(from_ns: i64, to_ns: i64) -> f64 {
     (to_ns - from_ns).max(0) as f64 / 1e6
 }
 
 /// The frames that show one charge: the segment the wait began after, the
 /// one that ended it, and the ACK that released it where one did.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, record::Wire)]
 pub struct Stretch {
     pub from_frame: u64,
     pub to_frame: u64,
@@ -239,7 +269,7 @@ impl Stretch {
 
 /// A connection's ledger: all its transactions' time by part, and for each
 /// part the longest single stretch charged to it, as evidence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, record::Wire, record::Columns)]
 pub struct ConnectionLedger {
     pub connection: u64,
     pub transactions: u64,

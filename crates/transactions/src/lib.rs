@@ -38,7 +38,7 @@ pub use signature::size_bucket;
 pub use stats::{by_name, by_signature, Durations, NameStats, SignatureStats};
 
 /// One request and its response on one connection.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, record::Wire, record::Columns)]
 pub struct Transaction {
     pub connection: u64,
     /// Position within its connection, from 1.
@@ -51,9 +51,13 @@ pub struct Transaction {
     /// in the request's X-Forwarded-For header: the client it took the
     /// request from. Null where the payload does not show one.
     pub forwarded_for: Option<String>,
+    #[column(time)]
     pub request_start_ns: i64,
+    #[column(time)]
     pub request_end_ns: i64,
+    #[column(time)]
     pub response_start_ns: Option<i64>,
+    #[column(time)]
     pub response_end_ns: Option<i64>,
     /// Request start to response end (or request end when unanswered);
     /// None when the capture's clock stepped back between them, as for

@@ -97,7 +97,7 @@ pub fn other_protocol(asked: bool, payload: &[u8], frame: u64) -> Option<AppFail
 
 /// A request or response that failed at the application's level: it did not
 /// do what was asked, however fast it was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ::record::Wire, ::record::Columns)]
 pub struct AppFailure {
     pub kind: FailureKind,
     /// The side that signalled it.
@@ -107,10 +107,23 @@ pub struct AppFailure {
     /// The frame that carried it.
     pub frame: u64,
     /// The request was one nothing depended on (see [`is_incidental`]).
+    #[serde(skip)]
     pub incidental: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    ::record::Wire,
+    ::record::Columns,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// An HTTP response with a status of 400 or more.

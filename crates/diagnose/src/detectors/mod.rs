@@ -59,7 +59,7 @@ pub fn black_hole_finding(inputs: &Inputs) -> Option<Finding> {
 }
 
 /// What limits a bulk flow's rate, named from the waits its ledger charged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, record::Columns)]
 #[serde(rename_all = "snake_case")]
 pub enum Limiter {
     ReceiveWindow,
