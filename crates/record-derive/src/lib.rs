@@ -117,12 +117,11 @@ fn columns(input: &DeriveInput) -> Result<Tokens, Error> {
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
     match &input.data {
         Data::Struct(data) => {
-            let mut columns = Vec::new();
-            for field in &data.fields {
-                if let Some(column) = column(field)? {
-                    columns.push(column);
-                }
-            }
+            let columns = data
+                .fields
+                .iter()
+                .filter_map(|field| column(field).transpose())
+                .collect::<Result<Vec<_>, _>>()?;
             Ok(quote! {
                 impl #impl_generics ::record::Columns for #name #type_generics #where_clause {
                     fn columns() -> ::std::vec::Vec<::record::Column> {
@@ -204,10 +203,8 @@ fn reading(field: &Field) -> Result<Reading, Error> {
             attribute.parse_nested_meta(|meta| {
                 if meta.path.is_ident("skip") {
                     reading = Reading::Skipped;
-                } else if !meta.input.is_empty() && meta.input.peek(syn::Token![=]) {
-                    meta.value()?.parse::<syn::Expr>()?;
                 }
-                Ok(())
+                pass_over(meta)
             })?;
         } else if attribute.path().is_ident("column") {
             attribute.parse_nested_meta(|meta| {
@@ -223,4 +220,15 @@ fn reading(field: &Field) -> Result<Reading, Error> {
         }
     }
     Ok(reading)
+}
+
+/// Reads past the rest of one of serde's settings, `= value` or `(...)`,
+/// which say nothing of the columns.
+fn pass_over(meta: syn::meta::ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(pass_over)?;
+    }
+    Ok(())
 }

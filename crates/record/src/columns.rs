@@ -109,6 +109,7 @@ mod tests {
     #[derive(Columns, serde::Serialize)]
     #[allow(dead_code)]
     struct Inner {
+        #[serde(rename(serialize = "count"), default)]
         count: u64,
         #[serde(skip)]
         scratch: Vec<u8>,
