@@ -68,10 +68,10 @@ macro_rules! cells {
 
 // Counters are signed 64-bit integers in every table, which every reader
 // (pandas, DuckDB, Spark) takes without conversion.
-cells!(Int: u8, u16, u32, u64, usize, i32, i64);
+cells!(Int: u8, u16, u32, u64, i64);
 cells!(Float: f64);
 cells!(Flag: bool);
-cells!(Text: String, &str);
+cells!(Text: String);
 
 impl<T: Cell> Cell for Option<T> {
     fn kind() -> Kind {

@@ -15,7 +15,6 @@
 //! for the rest; otherwise they were the exchange standing idle, the
 //! client's own pace (see the crate's `waited`).
 
-use record::{Malformed, Wire};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use tcp::{Direction, EventKind, Lacked, Release, SegmentView};
@@ -150,7 +149,7 @@ impl Part {
 }
 
 /// A transaction's time by part, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, record::Wire)]
 pub struct Ledger([f64; Part::ALL.len()]);
 
 impl Ledger {
@@ -204,22 +203,6 @@ impl Serialize for Ledger {
             map.serialize_entry(part.as_str(), &((ms * 1e3).round() / 1e3))?;
         }
         map.end()
-    }
-}
-
-/// Each part's milliseconds, in [`Part::ALL`]'s order.
-impl Wire for Ledger {
-    fn put(&self, out: &mut Vec<u8>) {
-        for part in Part::ALL {
-            self.get(part).put(out);
-        }
-    }
-    fn take(input: &mut &[u8]) -> Result<Self, Malformed> {
-        let mut ledger = Ledger::default();
-        for part in Part::ALL {
-            ledger.charge(part, f64::take(input)?);
-        }
-        Ok(ledger)
     }
 }
 
