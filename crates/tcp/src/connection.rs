@@ -153,9 +153,10 @@ impl Connection {
         repeat
     }
 
-    /// Analyses one segment; returns what it made of it. `capture_drops`
-    /// says the capture has been seen to drop data its receiver acknowledged.
-    pub fn process(&mut self, segment: &Segment, capture_drops: bool) -> SegmentView {
+    /// Analyses one segment; returns what it made of it, and whether that
+    /// rests on `capture_drops` being false. `capture_drops` says the
+    /// capture has been seen to drop data its receiver acknowledged.
+    pub fn process(&mut self, segment: &Segment, capture_drops: bool) -> (SegmentView, bool) {
         let direction = self.direction_of(segment);
         let was_done = self.is_done();
         self.last_frame = segment.frame;
@@ -196,7 +197,7 @@ impl Connection {
         if self.is_done() && !was_done {
             self.shrink_to_fit();
         }
-        SegmentView {
+        let view = SegmentView {
             frame: segment.frame,
             timestamp_ns: segment.timestamp_ns,
             connection: self.id,
@@ -219,7 +220,8 @@ impl Connection {
                 seq: SeqNumber(segment.seq),
                 ack: SeqNumber(if segment.flags.ack() { segment.ack } else { 0 }),
             },
-        }
+        };
+        (view, sent.is_some_and(|sent| sent.rests_on_no_drops))
     }
 
     /// A finished connection's queues seldom grow again: what they hold

@@ -220,6 +220,10 @@ impl SideRtts {
 pub struct Sent {
     pub wait: Option<Wait>,
     pub flight: u32,
+    /// Its release was read as a timer's resend only because the capture
+    /// was not yet known to drop packets: known so, it would have been new
+    /// data past packets the capture missed.
+    pub rests_on_no_drops: bool,
 }
 
 /// What the capture missed just before a segment.
@@ -448,6 +452,20 @@ fn gap_takes_the_unseen_packets(
     u32::from(missed.packets) <= gap.div_ceil(fwd.release.full_segment())
 }
 
+/// Whether reading this segment's release rests on the capture not yet
+/// known to drop packets: known so, its gap would take the packets unseen,
+/// and the test for a resent tail (which reads and moves the release
+/// tracker, and needs packets unseen) would not run.
+fn rests_on_no_drops(fwd: &Half, rel: Relative, flagged: EventSet, missed: Missed) -> bool {
+    let known_to_drop = Missed {
+        capture_drops: true,
+        ..missed
+    };
+    !missed.capture_drops
+        && missed.packets > 0
+        && gap_takes_the_unseen_packets(fwd, rel, flagged, known_to_drop)
+}
+
 /// The most copies of one segment a sender sends before it gives up on the
 /// connection: the first and Linux's default of 15 resends (tcp_retries2).
 const MOST_COPIES_SENT: u16 = 16;
@@ -508,14 +526,16 @@ fn sent_data(
     if rel.len == 0 || not_data.iter().any(|&kind| flagged.has(kind)) {
         return None;
     }
-    let wait = release_of(fwd, rev, segment, rel, flagged, rtts, missed);
+    let (wait, rests_on_no_drops) = release_of(fwd, rev, segment, rel, flagged, rtts, missed);
     Some(Sent {
         wait,
         flight: fwd.release.flight(),
+        rests_on_no_drops,
     })
 }
 
-/// What released a data segment after the sender's previous data.
+/// What released a data segment after the sender's previous data, and
+/// whether that rests on the capture not yet known to drop packets.
 fn release_of(
     fwd: &mut Half,
     rev: &mut Half,
@@ -524,8 +544,9 @@ fn release_of(
     flagged: EventSet,
     rtts: SideRtts,
     missed: Missed,
-) -> Option<Wait> {
+) -> (Option<Wait>, bool) {
     let seen = seen_at(fwd, rev, segment, rtts.to_sender_ns);
+    let rests_on_no_drops = rests_on_no_drops(fwd, rel, flagged, missed);
     let now = seen.seen_ns;
     // The receiver asked for this very segment with duplicate ACKs and the
     // sender answered at once: it did not wait for a timer (Wireshark's
@@ -561,7 +582,8 @@ fn release_of(
         fwd.release
             .new_data(seen, rel.seq, rel.len, fwd.next_seq, to_sender)
     };
-    released.map(|(since_ns, ended_by)| Wait { since_ns, ended_by })
+    let wait = released.map(|(since_ns, ended_by)| Wait { since_ns, ended_by });
+    (wait, rests_on_no_drops)
 }
 
 /// Zero-window probe, zero window, lost segment, keep-alive, window update

@@ -7,6 +7,7 @@
 //! connections are summarized and their state dropped. Request/response
 //! transactions are the next stage's job, not this one's.
 
+mod capture_wide;
 mod clock;
 mod connection;
 mod counters;
@@ -26,6 +27,7 @@ mod syn_flood;
 mod tracker;
 mod view;
 
+pub use capture_wide::{CaptureDrops, DropsSeen, HostNumbering, SweepClock};
 pub use direction::SideRtts;
 pub use event::{Direction, Event, EventKind, EventSet};
 pub use recorded_twice::Repeats;

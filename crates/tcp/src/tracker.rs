@@ -10,11 +10,11 @@
 //! ([`UnansweredSyns`]), so a SYN flood costs little.
 
 use decode::{Endpoint, Segment};
-use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use crate::capture_wide::{CaptureDrops, DropsSeen, HostNumbering, SweepClock};
 use crate::connection::Connection;
 use crate::event::{Event, EventKind};
 use crate::recorded_twice::Repeats;
@@ -26,8 +26,6 @@ use crate::view::SegmentView;
 const CLOSED_LINGER_NS: i64 = 120_000_000_000;
 /// An open connection silent this long is summarized too; a later packet starts a new one.
 const IDLE_LIMIT_NS: i64 = 3_600_000_000_000;
-/// How often (in capture time) the table is swept for connections to retire.
-const SWEEP_INTERVAL_NS: i64 = 10_000_000_000;
 
 /// What a live connection costs beyond its inline size: its table entry, its
 /// history and the short queues of a small connection (measured in `bench/`).
@@ -43,10 +41,6 @@ const MIN_LIVE_CONNECTIONS: usize = 64;
 const LIST_BARE_ATTEMPTS: f64 = 0.25;
 const LIST_UNEVENTFUL: f64 = 0.5;
 const LIST_ANY: f64 = 0.75;
-
-/// Hosts whose latest IP identification is remembered; past this many
-/// (a flood from spoofed addresses) the memory starts afresh.
-const HOSTS_REMEMBERED: usize = 1 << 16;
 
 /// A live connection's cost counts the summary it becomes at the end, when
 /// both exist for a moment.
@@ -102,9 +96,9 @@ pub struct Tracked {
 }
 
 /// The two endpoints in a fixed order, so both directions find the same entry.
-type FlowKey = (Endpoint, Endpoint);
+pub(crate) type FlowKey = (Endpoint, Endpoint);
 
-fn flow_key(segment: &Segment) -> FlowKey {
+pub(crate) fn flow_key(segment: &Segment) -> FlowKey {
     if segment.src <= segment.dst {
         (segment.src, segment.dst)
     } else {
@@ -131,25 +125,43 @@ pub struct Tracker {
     keeps_no_summaries: bool,
     events: Vec<Event>,
     next_id: u64,
-    latest_ns: i64,
-    last_sweep_ns: i64,
+    /// A shard of a capture's connections: told each host's numbering and
+    /// when to sweep, by a reader that sees every segment (see
+    /// [`crate::capture_wide`]); otherwise the tracker notes both itself.
+    in_shard: bool,
+    sweeps: SweepClock,
     /// Bytes the live connections and the summaries may hold; None for no limit.
     budget_bytes: Option<u64>,
     syns: SynCounts,
-    /// Each host's latest nonzero IP identification, and its connection's id.
-    host_ids: FxHashMap<IpAddr, (u16, u64)>,
+    hosts: HostNumbering,
     departed: Vec<Departed>,
     /// Connections retired with a summary, by id, until drained.
     concluded: Vec<u64>,
     trimmed: Trimmed,
     repeats: Repeats,
-    /// A segment acknowledged data the capture never saw: the capture drops packets.
-    capture_drops: bool,
+    capture_drops: CaptureDrops,
+    drops_seen: DropsSeen,
 }
 
 impl Tracker {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// For a shard of a capture's connections, which is told each host's
+    /// numbering ([`Tracker::process_in_shard`]) and when to sweep
+    /// ([`Tracker::sweep_at`]), and knows of drops as `capture_drops` says.
+    pub fn for_shard(capture_drops: CaptureDrops) -> Self {
+        Tracker {
+            in_shard: true,
+            capture_drops,
+            ..Self::default()
+        }
+    }
+
+    /// What this tracker saw of the capture dropping packets.
+    pub fn drops_seen(&self) -> DropsSeen {
+        self.drops_seen
     }
 
     /// Keeps live connections and summaries within `bytes`, from now on.
@@ -190,7 +202,26 @@ impl Tracker {
     /// made of it; None for a frame the capture holds twice (see
     /// [`crate::recorded_twice`]), counted and left out.
     pub fn process(&mut self, segment: &Segment) -> Option<SegmentView> {
-        self.latest_ns = self.latest_ns.max(segment.timestamp_ns);
+        debug_assert!(!self.in_shard, "a shard is told each host's numbering");
+        let elsewhere = self.hosts.note(segment);
+        let view = self.analyze(segment, elsewhere);
+        if let Some(now) = self.sweeps.after(segment.timestamp_ns) {
+            self.sweep_at(now);
+        }
+        view
+    }
+
+    /// [`Tracker::process`] in a shard: `elsewhere` is what the reader's
+    /// [`HostNumbering`] noted for the segment.
+    pub fn process_in_shard(
+        &mut self,
+        segment: &Segment,
+        elsewhere: Option<u16>,
+    ) -> Option<SegmentView> {
+        self.analyze(segment, elsewhere)
+    }
+
+    fn analyze(&mut self, segment: &Segment, elsewhere: Option<u16>) -> Option<SegmentView> {
         let key = flow_key(segment);
         let (slot, opened) = match self.last {
             Some((last_key, slot)) if last_key == key => (slot, false),
@@ -223,11 +254,20 @@ impl Tracker {
             self.repeats.count(repeat);
             return None;
         }
-        if let Some(other) = host_numbered_elsewhere(&mut self.host_ids, segment, connection.id) {
+        if let Some(other) = elsewhere {
             connection.host_numbered_elsewhere(segment, other);
         }
-        let view = connection.process(segment, self.capture_drops);
-        self.capture_drops |= view.acked_unseen > 0;
+        let drops_known = match self.capture_drops {
+            CaptureDrops::Learnt => self.drops_seen.first_frame.is_some(),
+            CaptureDrops::KnownAfter(first) => first.is_some_and(|first| first < segment.frame),
+        };
+        let (view, rests_on_no_drops) = connection.process(segment, drops_known);
+        if rests_on_no_drops {
+            self.drops_seen.last_resting_frame = Some(segment.frame);
+        }
+        if view.acked_unseen > 0 && self.drops_seen.first_frame.is_none() {
+            self.drops_seen.first_frame = Some(segment.frame);
+        }
         for kind in view.events.kinds() {
             self.events.push(Event {
                 frame: segment.frame,
@@ -245,9 +285,6 @@ impl Tracker {
                     0
                 },
             });
-        }
-        if self.latest_ns.saturating_sub(self.last_sweep_ns) > SWEEP_INTERVAL_NS {
-            self.sweep();
         }
         Some(view)
     }
@@ -282,10 +319,9 @@ impl Tracker {
         self.events.drain(..)
     }
 
-    /// Summarizes closed or long-idle connections and frees their state.
-    fn sweep(&mut self) {
-        self.last_sweep_ns = self.latest_ns;
-        let now = self.latest_ns;
+    /// Summarizes the connections closed and silent, or idle, at `now`, and
+    /// frees their state: told by the reader in a shard (see [`SweepClock`]).
+    pub fn sweep_at(&mut self, now: i64) {
         self.retire_where(|connection| {
             let silent = now.saturating_sub(connection.last_ns);
             (connection.is_closed() && silent > CLOSED_LINGER_NS) || silent > IDLE_LIMIT_NS
@@ -442,22 +478,6 @@ impl Tracker {
             repeats: self.repeats,
         }
     }
-}
-
-/// Notes the segment's IP identification as its host's latest (in
-/// `host_ids`); returns the one the host gave its previous packet, if that
-/// was on another connection than `connection`.
-fn host_numbered_elsewhere(
-    host_ids: &mut FxHashMap<IpAddr, (u16, u64)>,
-    segment: &Segment,
-    connection: u64,
-) -> Option<u16> {
-    let id = segment.ip_id.filter(|&id| id != 0)?;
-    if host_ids.len() >= HOSTS_REMEMBERED {
-        host_ids.clear();
-    }
-    let (other, on) = host_ids.insert(segment.src.ip, (id, connection))?;
-    (on != connection).then_some(other)
 }
 
 /// Closed connections and bare handshake attempts lose nothing by retiring early.
