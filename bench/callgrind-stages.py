@@ -16,10 +16,15 @@ from collections import defaultdict
 
 # Each stage's entry functions, by the end of their path: the crates moved
 # between modules over time (tcpwhy::pipeline became pipeline, its reader
-# moved to pipeline::threads), the functions kept their names.
+# moved to pipeline::threads), the functions kept their names. The
+# tracker's `process` is inlined into its caller, so what it calls (the host
+# numbering, the analysis, the sweep) are the tracker's entries.
 STAGES = [
     ("read and decode", [r"pipeline::(threads::)?read"]),
-    ("tracker", [r"Tracker::process", r"Tracker::finish(_all)?", r"Tracker::drain_events"]),
+    ("tracker", [
+        r"Tracker::process", r"Tracker::analyze", r"Tracker::sweep_at", r"HostNumbering::note",
+        r"Tracker::finish(_all)?", r"Tracker::drain_events",
+    ]),
     ("transactions and ledger", [r"transactions::Builder::observe", r"transactions::Builder::finish"]),
     ("timeline", [r"timeline::Timeline::\w+"]),
     ("diagnose", [r"diagnose::diagnose"]),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Counts the instructions `tcpwhy diagnose` spends per packet, stage by
+# Counts the instructions `tcpwhy diagnose --threads 1` spends per packet, stage by
 # stage, with callgrind on a fixed slice of the bench capture, and fails when
 # the whole run or a stage costs more than 10% over the committed baseline.
 #
@@ -49,7 +49,7 @@ packets=$(capinfos -c -M "$slice" | awk -F: '/Number of packets/ {gsub(/ /, "", 
 
 [ -n "${TCPWHY:-}" ] || cargo build --release -q -p tcpwhy
 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
-  "$tcpwhy" diagnose --quiet --format json "$slice" > /dev/null 2> "$out/callgrind.log"
+  "$tcpwhy" diagnose --quiet --format json --threads 1 "$slice" > /dev/null 2> "$out/callgrind.log"
 python3 bench/callgrind-stages.py "$out/callgrind.out" "$packets" > "$out/instructions.tsv"
 
 if [ "${1:-}" = --update ]; then

@@ -26,7 +26,7 @@ for tool in hyperfine tcptrace tshark capinfos /usr/bin/time; do
 done
 [ -f "$capture" ] || { echo "run: no $capture; make it with: sudo bench/make-capture.sh" >&2; exit 2; }
 runs=${RUNS:-5}
-selected=" ${TOOLS:-cat tcpwhy-connections tcpwhy-diagnose tcptrace tshark} "
+selected=" ${TOOLS:-cat tcpwhy-connections tcpwhy-diagnose diagnose-threads-1 diagnose-threads-2 tcptrace tshark} "
 baseline=${BASELINE:-}
 [ -z "$baseline" ] || selected="$selected baseline-diagnose "
 scale=${SCALE-10000 50000 200000}
@@ -39,6 +39,8 @@ declare -A commands=(
   [cat]="cat $capture > /dev/null"
   [tcpwhy-connections]="$tcpwhy connections --quiet --format json $capture > /dev/null"
   [tcpwhy-diagnose]="$tcpwhy diagnose --quiet --format json $capture > /dev/null"
+  [diagnose-threads-1]="$tcpwhy diagnose --quiet --format json --threads 1 $capture > /dev/null"
+  [diagnose-threads-2]="$tcpwhy diagnose --quiet --format json --threads 2 $capture > /dev/null"
   [baseline-diagnose]="$baseline diagnose --quiet --format json $capture > /dev/null"
   [tcptrace]="tcptrace -l -n $capture > /dev/null"
   [tshark]="tshark -q -z conv,tcp -r $capture > /dev/null"
@@ -58,8 +60,13 @@ if [[ $selected == *" tcpwhy-diagnose "* ]] && ! "$tcpwhy" --help | grep -q '^  
   echo "run: $tcpwhy has no diagnose command: skipping tcpwhy-diagnose" >&2
   selected=${selected// tcpwhy-diagnose / }
 fi
+if [[ $selected == *" diagnose-threads-"* ]] && ! "$tcpwhy" diagnose --help | grep -q -- '--threads'; then
+  echo "run: $tcpwhy diagnose has no --threads: skipping the diagnose-threads rows" >&2
+  selected=${selected// diagnose-threads-1 / }
+  selected=${selected// diagnose-threads-2 / }
+fi
 order=()
-for name in cat tcpwhy-connections tcpwhy-diagnose baseline-diagnose tcptrace tshark; do
+for name in cat tcpwhy-connections tcpwhy-diagnose diagnose-threads-1 diagnose-threads-2 baseline-diagnose tcptrace tshark; do
   if [[ $selected == *" $name "* ]]; then order+=("$name"); fi
 done
 [ ${#order[@]} -gt 0 ] || { echo "run: nothing to time (TOOLS=$TOOLS)" >&2; exit 2; }
@@ -95,6 +102,15 @@ for name in names:
 print("\nRatios are throughput relative to the named tool: above 1 is faster. "
       "RSS ratios are peak memory against the named tool's: below 1 is smaller.")
 EOF
+
+# The connections split across threads: the same output, whatever the number.
+if [[ $selected == *" diagnose-threads-2 "* ]]; then
+  one=$("$tcpwhy" diagnose --quiet --format json --threads 1 "$capture" | sha256sum)
+  two=$("$tcpwhy" diagnose --quiet --format json --threads 2 "$capture" | sha256sum)
+  same=no
+  [ "$one" = "$two" ] && same=yes
+  printf '\nOutput of --threads 1 and --threads 2 identical: %s.\n' "$same" >> "$out/results.md"
+fi
 
 # The synthetic scale series: diagnose must grow no faster than its input.
 if [ -n "$scale" ] && [[ $selected == *" tcpwhy-diagnose "* ]]; then

@@ -83,6 +83,7 @@ pub fn all_stages(settings: Stages) -> Stages {
         transactions: true,
         timeline: Some(None),
         diagnose: true,
+        events: true,
         ..settings
     }
 }

@@ -30,6 +30,14 @@ impl Evidence {
         }
     }
 
+    /// Takes in the evidence of other connections, kept apart (a shard of
+    /// the capture's), whose ids `id` turns into this evidence's.
+    pub fn absorb(&mut self, other: Evidence, id: impl Fn(u64) -> u64) {
+        for ((kind, connection), frames) in other.frames {
+            self.frames.insert((kind, id(connection)), frames);
+        }
+    }
+
     /// The first frames of these kinds on `connection`, in frame order.
     pub fn frames_on(&self, connection: u64, kinds: &[EventKind]) -> Vec<u64> {
         let mut frames: Vec<u64> = kinds

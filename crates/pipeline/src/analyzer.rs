@@ -50,11 +50,14 @@ pub struct Analyzer {
 
 impl Analyzer {
     pub fn new(stages: Stages) -> Self {
+        Analyzer::with_tracker(stages, Tracker::new())
+    }
+
+    fn with_tracker(stages: Stages, mut tracker: Tracker) -> Self {
         let wants_transactions = stages.wants_transactions();
         // Diagnosis reads the series too (loss and failures against load).
         let timeline_tick = stages.timeline.or(stages.diagnose.then_some(None));
         let memory_budget_bytes = stages.memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES);
-        let mut tracker = Tracker::new();
         tracker.set_memory_budget((memory_budget_bytes as f64 * TRACKER_SHARE) as u64);
         if stages.numbers_only {
             tracker.keep_no_summaries();
@@ -82,7 +85,23 @@ impl Analyzer {
     /// For some of a capture's connections: the timeline counts from the
     /// capture's first frame at `first_ns`, as every other part's does.
     pub fn for_part(stages: Stages, first_ns: Option<i64>) -> Self {
-        let mut analyzer = Analyzer::new(stages);
+        Analyzer::new(stages).counting_from(first_ns)
+    }
+
+    /// For a shard of a capture's connections read on one machine (see
+    /// [`crate::shards`]): told each host's numbering and the sweeps, and
+    /// knowing of drops as `capture_drops` says. The timeline counts from
+    /// `first_ns`, the capture's first segment.
+    pub(crate) fn for_shard(
+        stages: Stages,
+        first_ns: Option<i64>,
+        capture_drops: tcp::CaptureDrops,
+    ) -> Self {
+        Analyzer::with_tracker(stages, Tracker::for_shard(capture_drops)).counting_from(first_ns)
+    }
+
+    fn counting_from(self, first_ns: Option<i64>) -> Self {
+        let mut analyzer = self;
         analyzer.opened = Some(Vec::new());
         if let Some(origin) = first_ns {
             analyzer.capture_starts_at(origin);
@@ -121,6 +140,44 @@ impl Analyzer {
     /// twice, counted by the tracker and left out.
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> Option<SegmentView> {
         let view = self.tracker.process(segment)?;
+        Some(self.after_tracker(segment, payload, view))
+    }
+
+    /// [`Analyzer::segment`] in a shard: `elsewhere` is what the reader's
+    /// [`tcp::HostNumbering`] noted for the segment.
+    pub(crate) fn segment_in_shard(
+        &mut self,
+        segment: &Segment,
+        payload: &[u8],
+        elsewhere: Option<u16>,
+    ) {
+        if let Some(view) = self.tracker.process_in_shard(segment, elsewhere) {
+            self.after_tracker(segment, payload, view);
+        }
+    }
+
+    /// Sweeps a shard's connections as the reader says (see [`tcp::SweepClock`]).
+    pub(crate) fn sweep_at(&mut self, now_ns: i64) {
+        self.tracker.sweep_at(now_ns);
+    }
+
+    /// The evidence kept so far (when diagnosing), leaving none.
+    pub(crate) fn take_evidence(&mut self) -> Option<Evidence> {
+        self.evidence.take()
+    }
+
+    /// What the tracker saw of the capture dropping packets.
+    pub(crate) fn drops_seen(&self) -> tcp::DropsSeen {
+        self.tracker.drops_seen()
+    }
+
+    /// The stages after the tracker, over a segment it did not leave out.
+    fn after_tracker(
+        &mut self,
+        segment: &Segment,
+        payload: &[u8],
+        view: SegmentView,
+    ) -> SegmentView {
         self.tcp_segments += 1;
         if let Some(opened) = &mut self.opened {
             if view.connection == opened.len() as u64 {
@@ -129,7 +186,7 @@ impl Analyzer {
         }
         if let Some(selecting) = &mut self.selecting {
             if !selecting.keeps(segment, &view) {
-                return Some(view);
+                return view;
             }
         }
         self.selected_segments += 1;
@@ -143,7 +200,7 @@ impl Analyzer {
         if let Some(timeline) = &mut self.timeline {
             count_segment(timeline, segment, &view);
         }
-        Some(view)
+        view
     }
 
     /// The analysis events raised since the last call, in frame order:

@@ -2,17 +2,19 @@
 //! timeline → diagnose, over one or more capture files.
 //!
 //! The command line, the tests and the bindings all call [`analyze`]; none of
-//! them wires the stages again. The stages run on both cores: one thread reads
-//! and decodes frames into batches of segments; the other tracks connections.
-//! A third maps a mapped file's pages ahead of the reader (see
-//! [`capture::MapAhead`]) whenever a core is free. Several files are merged
-//! by time, and a packet that two of them captured is analysed once (see
-//! [`copies`]). Output (tables, JSON, HTML) is not done here. A
-//! [`Selection`] narrows what the stages after the tracker see.
+//! them wires the stages again. One thread reads and decodes frames into
+//! batches of segments; another tracks connections, or several do, each over
+//! its share of them ([`Stages::shards`], see `shards`). Another maps a
+//! mapped file's pages ahead of the reader (see [`capture::MapAhead`])
+//! whenever a core is free. Several files are merged by time, and a packet
+//! that two of them captured is analysed once (see [`copies`]). Output
+//! (tables, JSON, HTML) is not done here. A [`Selection`] narrows what the
+//! stages after the tracker see.
 //!
 //! The pieces: `result` holds what a pass produced ([`Analysis`]) and
 //! `notes` what the reader should know to trust it ([`Note`]); `counts`
-//! what reading counts; `threads` runs the reading and tracking threads;
+//! what reading counts; `threads` runs the reading and tracking threads,
+//! `shards` the reader and the tracking threads of a split;
 //! [`Analyzer`] is the stages fed segment by segment; `stop` ends the work
 //! early on a signal.
 
@@ -24,6 +26,7 @@ mod notes;
 pub mod part;
 mod result;
 mod select;
+mod shards;
 mod stop;
 mod threads;
 mod wire;
@@ -82,6 +85,13 @@ pub struct Stages {
     /// a pass that lists them would, for the segments handed to an observer
     /// (a second pass over files already analysed).
     pub numbers_only: bool,
+    /// Threads the connections are split across (see [`shards`]); 0 or 1
+    /// for one. The result is the same for any count.
+    pub shards: usize,
+    /// The caller's `on_event` must see every analysis event also when the
+    /// connections are split across threads: they are then kept until the
+    /// read is over. One thread hands them on as they come either way.
+    pub events: bool,
 }
 
 impl Stages {
@@ -98,6 +108,9 @@ pub fn analyze(
     progress: impl ReadProgress,
     on_event: impl FnMut(&Event),
 ) -> Result<Analysis, CaptureError> {
+    if shards::can_split(paths, &stages) {
+        return shards::analyze(paths, stages, progress, on_event);
+    }
     analyze_observed(paths, stages, progress, on_event, |_, _| {})
 }
 

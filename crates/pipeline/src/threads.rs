@@ -233,7 +233,7 @@ fn take_pending(filling: &Mutex<Batch>, receiver: &mpsc::Receiver<Batch>) -> Vec
 /// A thread that maps a mapped file's pages ahead of its reader, told by
 /// the reader how far it has read: the kernel's share of reading done
 /// whenever a core is free, on neither the reading nor the tracking thread.
-fn map_ahead_of_reader(
+pub(crate) fn map_ahead_of_reader(
     mut map_ahead: capture::MapAhead,
 ) -> (mpsc::Sender<u64>, thread::JoinHandle<()>) {
     let (reached, offsets) = mpsc::channel::<u64>();

@@ -99,8 +99,19 @@ struct Reading {
     /// are counted without being listed, and the output says how many.
     #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = units::size)]
     memory_bytes: u64,
+    /// Threads to analyse the connections on (one more reads the files);
+    /// the result is the same for any number. Standard input, a selection
+    /// of traffic, `events` and `connection` run on one.
+    #[arg(long, value_name = "N", default_value_t = cores(), value_parser = clap::value_parser!(u16).range(1..))]
+    threads: u16,
     #[command(flatten)]
     select: SelectArgs,
+}
+
+/// The cores this process may run on.
+fn cores() -> u16 {
+    std::thread::available_parallelism()
+        .map_or(1, |cores| cores.get().min(usize::from(u16::MAX)) as u16)
 }
 
 #[derive(Args)]
@@ -504,6 +515,7 @@ impl Reading {
         Stages {
             selection: self.select.selection(),
             memory_bytes: Some(self.memory_bytes),
+            shards: usize::from(self.threads),
             ..stages
         }
     }

@@ -24,6 +24,7 @@ mod report_in_browser;
 mod robustness;
 mod stopping;
 mod table_formats;
+mod threads_agree;
 mod timeline_on_lab;
 mod transactions_on_lab;
 mod transactions_on_ppa;
