@@ -32,17 +32,26 @@ type Failure = (String, u64, u64, String);
 /// Reads the capture files once, merged by time, and returns every table
 /// (connections, transactions, events, timeline, findings, ledger) with
 /// the files that failed; raises when no file could be read to its end.
+/// The connections are split across `threads` threads (the number of cores
+/// when None); the tables are the same for any number.
 #[pyfunction]
-#[pyo3(signature = (paths, memory_bytes=None))]
+#[pyo3(signature = (paths, memory_bytes=None, threads=None))]
 fn analyze_to_ipc(
     py: Python<'_>,
     paths: Vec<String>,
     memory_bytes: Option<u64>,
+    threads: Option<usize>,
 ) -> PyResult<Outcome> {
+    let shards = threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
     let (streams, failures) = py
         .detach(|| {
-            let (tables, failures) =
-                columns::analyze_files(&paths, stages(memory_bytes), pipeline::Silent)?;
+            let split = Stages {
+                shards,
+                ..stages(memory_bytes)
+            };
+            let (tables, failures) = columns::analyze_files(&paths, split, pipeline::Silent)?;
             Ok::<_, columns::Error>((table_streams(&tables)?, failures))
         })
         .map_err(|error| CaptureError::new_err(error.to_string()))?;

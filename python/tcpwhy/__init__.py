@@ -57,17 +57,22 @@ class Analysis:
 TABLES = ("connections", "transactions", "events", "timeline", "findings", "ledger")
 
 
-def analyze(paths: Union[Path, Iterable[Path]], *, memory_bytes: Optional[int] = None) -> Analysis:
+def analyze(
+    paths: Union[Path, Iterable[Path]], *, memory_bytes: Optional[int] = None, threads: Optional[int] = None
+) -> Analysis:
     """Reads the capture files once, merged by time as the command line merges them.
 
-    The GIL is released while the files are read. A file that cannot be read
+    The GIL is released while the files are read. The connections are split
+    across ``threads`` threads (the number of cores unless given), as the
+    command line's ``--threads`` splits them; the tables are the same for any
+    number. A file that cannot be read
     to its end stops at its error and is listed in ``failures``, the others
     are read on; when no file can be, ``CaptureError`` is raised with the
     command line's message, which names the file and byte offset, unless the
     first ends inside a record: as on the command line, what came before it
     is analysed.
     """
-    return _analysis(*analyze_to_ipc(capture_paths(paths), memory_bytes))
+    return _analysis(*analyze_to_ipc(capture_paths(paths), memory_bytes, threads))
 
 
 def capture_paths(paths: Union[Path, Iterable[Path]]) -> List[str]:

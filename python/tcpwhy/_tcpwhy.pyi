@@ -5,7 +5,9 @@ class CaptureError(Exception):
 
 Outcome = Tuple[List[Tuple[str, bytes]], List[Tuple[str, int, int, str]]]
 
-def analyze_to_ipc(paths: List[str], memory_bytes: Optional[int] = None) -> Outcome:
+def analyze_to_ipc(
+    paths: List[str], memory_bytes: Optional[int] = None, threads: Optional[int] = None
+) -> Outcome:
     """Each table by name as Arrow IPC stream bytes, and each failed file as (path, offset, frames read, message)."""
 
 def segment_schema() -> bytes:

@@ -114,6 +114,14 @@ def test_several_files_are_merged_by_time_as_the_command_line_merges_them():
     assert result.connections.column("id").to_pylist() == ids
 
 
+@pytest.mark.parametrize("capture", CAPTURES, ids=lambda path: path.stem)
+def test_the_tables_are_the_same_on_one_thread_and_on_four(capture):
+    one = tcpwhy.analyze(capture, threads=1)
+    four = tcpwhy.analyze(capture, threads=4)
+    for table in tcpwhy.TABLES:
+        assert getattr(one, table).equals(getattr(four, table)), table
+
+
 def test_tables_become_dataframes_with_real_timestamps():
     result = tcpwhy.analyze(ROOT / "examples" / "demo.pcap")
     connections = result.connections.to_pandas()
