@@ -131,47 +131,201 @@ pub fn saturation(inputs: &Inputs) -> Option<Saturation> {
 /// The capture cut into windows holding a few transactions each; fewer
 /// once `give_up` says so.
 fn windows(answered: &[&transactions::Transaction], give_up: &dyn Fn() -> bool) -> Vec<Window> {
-    let start = answered
-        .iter()
-        .map(|t| t.request_start_ns)
-        .min()
-        .unwrap_or(0);
-    let end = answered
-        .iter()
-        .filter_map(|t| t.response_end_ns)
-        .max()
-        .unwrap_or(start);
-    let count = (answered.len() / TRANSACTIONS_PER_WINDOW).clamp(1, MAX_WINDOWS);
-    let width = ((end - start) / count as i64).max(1);
-    let seconds = width as f64 / 1e9;
-    (0..count as i64)
+    let cut = Cut::over(answered);
+    let Tally {
+        in_flight_ns,
+        completed,
+        mut started,
+    } = Tally::of(answered, &cut);
+    let seconds = cut.width as f64 / 1e9;
+    (0..cut.count)
         .take_while(|_| !give_up())
         .filter_map(|i| {
-            let (from, to) = (start + i * width, start + (i + 1) * width);
-            let in_flight_ns: i64 = answered
-                .iter()
-                .map(|t| {
-                    let finish = t.response_end_ns.unwrap_or(t.request_end_ns);
-                    (finish.min(to) - t.request_start_ns.max(from)).max(0)
-                })
-                .sum();
-            let completed = answered
-                .iter()
-                .filter(|t| {
-                    t.response_end_ns
-                        .is_some_and(|end| (from..to).contains(&end))
-                })
-                .count();
-            let started: Vec<f64> = answered
-                .iter()
-                .filter(|t| (from..to).contains(&t.request_start_ns))
-                .map(|t| t.ledger.get(Part::Server))
-                .collect();
+            let started = std::mem::take(&mut started[i]);
             (!started.is_empty()).then(|| Window {
-                concurrency: in_flight_ns as f64 / width as f64,
-                throughput: completed as f64 / seconds,
+                concurrency: in_flight_ns[i] as f64 / cut.width as f64,
+                throughput: completed[i] as f64 / seconds,
                 server_ms: median(started),
             })
         })
         .collect()
+}
+
+/// `count` windows of `width` nanoseconds from `start`.
+struct Cut {
+    start: i64,
+    width: i64,
+    count: usize,
+}
+
+impl Cut {
+    /// From the first request to the last answer, a few transactions a window.
+    fn over(answered: &[&transactions::Transaction]) -> Self {
+        let start = answered
+            .iter()
+            .map(|t| t.request_start_ns)
+            .min()
+            .unwrap_or(0);
+        let end = answered
+            .iter()
+            .filter_map(|t| t.response_end_ns)
+            .max()
+            .unwrap_or(start);
+        let count = (answered.len() / TRANSACTIONS_PER_WINDOW).clamp(1, MAX_WINDOWS);
+        Cut {
+            start,
+            width: ((end - start) / count as i64).max(1),
+            count,
+        }
+    }
+
+    fn end(&self) -> i64 {
+        self.window_start(self.count)
+    }
+
+    fn window_start(&self, window: usize) -> i64 {
+        self.start + window as i64 * self.width
+    }
+
+    fn window_end(&self, window: usize) -> i64 {
+        self.window_start(window + 1)
+    }
+
+    /// The window of an instant within the windows.
+    fn index(&self, ns: i64) -> usize {
+        ((ns - self.start) / self.width) as usize
+    }
+
+    /// The window holding `ns`, if one does.
+    fn holding(&self, ns: i64) -> Option<usize> {
+        (self.start..self.end())
+            .contains(&ns)
+            .then(|| self.index(ns))
+    }
+}
+
+/// Per window: the transactions' time in flight within it, the answers
+/// that ended in it, and the server times of those that started in it.
+struct Tally {
+    in_flight_ns: Vec<i64>,
+    completed: Vec<usize>,
+    started: Vec<Vec<f64>>,
+}
+
+impl Tally {
+    /// One pass over the transactions: each adds its time in flight to the
+    /// windows it spans (the whole width to those it covers, by a running
+    /// count), its answer to the window it ended in, and its server time to
+    /// the window it started in.
+    fn of(answered: &[&transactions::Transaction], cut: &Cut) -> Self {
+        let mut tally = Tally {
+            in_flight_ns: vec![0; cut.count],
+            completed: vec![0; cut.count],
+            started: vec![Vec::new(); cut.count],
+        };
+        // Transactions in flight over the whole of each window, as differences.
+        let mut covering = vec![0i64; cut.count + 1];
+        for t in answered {
+            let finish = t.response_end_ns.unwrap_or(t.request_end_ns);
+            let from = t.request_start_ns.max(cut.start);
+            let to = finish.min(cut.end());
+            if to > from {
+                let (first, last) = (cut.index(from), cut.index(to - 1));
+                if first == last {
+                    tally.in_flight_ns[first] += to - from;
+                } else {
+                    tally.in_flight_ns[first] += cut.window_end(first) - from;
+                    tally.in_flight_ns[last] += to - cut.window_start(last);
+                    covering[first + 1] += 1;
+                    covering[last] -= 1;
+                }
+            }
+            if let Some(window) = t.response_end_ns.and_then(|ns| cut.holding(ns)) {
+                tally.completed[window] += 1;
+            }
+            if let Some(window) = cut.holding(t.request_start_ns) {
+                tally.started[window].push(t.ledger.get(Part::Server));
+            }
+        }
+        let mut spanning = 0;
+        for (in_flight, change) in tally.in_flight_ns.iter_mut().zip(covering) {
+            spanning += change;
+            *in_flight += spanning * cut.width;
+        }
+        tally
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use transactions::Transaction;
+
+    /// A window by its definition: every transaction's overlap with it,
+    /// the answers that ended in it, the server times of those that began.
+    fn defined(answered: &[&Transaction], cut: &Cut, i: usize) -> Option<(i64, usize, f64)> {
+        let (from, to) = (cut.window_start(i), cut.window_end(i));
+        let in_flight = answered
+            .iter()
+            .map(|t| {
+                let finish = t.response_end_ns.unwrap_or(t.request_end_ns);
+                (finish.min(to) - t.request_start_ns.max(from)).max(0)
+            })
+            .sum();
+        let completed = answered
+            .iter()
+            .filter(|t| {
+                t.response_end_ns
+                    .is_some_and(|end| (from..to).contains(&end))
+            })
+            .count();
+        let started: Vec<f64> = answered
+            .iter()
+            .filter(|t| (from..to).contains(&t.request_start_ns))
+            .map(|t| t.ledger.get(Part::Server))
+            .collect();
+        (!started.is_empty()).then(|| (in_flight, completed, median(started)))
+    }
+
+    #[test]
+    fn one_pass_gives_each_window_its_definition() {
+        // A fixed pseudo-random mix: short and long transactions, some
+        // spanning many windows, some unanswered, some ending before they began.
+        let mut state = 7u64;
+        let mut next = move |bound: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % bound
+        };
+        let transactions: Vec<Transaction> = (0..500)
+            .map(|_| {
+                let start = 1_000_000_000 + next(10_000_000_000) as i64;
+                let long = next(10) == 0;
+                let length = next(if long { 5_000_000_000 } else { 50_000_000 }) as i64;
+                let mut t = Transaction {
+                    request_start_ns: start,
+                    request_end_ns: start + 1_000,
+                    response_end_ns: match next(8) {
+                        0 => None,
+                        1 => Some(start - 5_000),
+                        _ => Some(start + length),
+                    },
+                    ..Transaction::default()
+                };
+                t.ledger.charge(Part::Server, next(1_000) as f64 / 7.0);
+                t
+            })
+            .collect();
+        let answered: Vec<&Transaction> = transactions.iter().collect();
+        let cut = Cut::over(&answered);
+        let tally = Tally::of(&answered, &cut);
+        for i in 0..cut.count {
+            let swept = (!tally.started[i].is_empty()).then(|| {
+                let started = tally.started[i].clone();
+                (tally.in_flight_ns[i], tally.completed[i], median(started))
+            });
+            assert_eq!(swept, defined(&answered, &cut, i), "window {i}");
+        }
+    }
 }
