@@ -16,7 +16,7 @@ pub(super) fn application_limited(facts: &Facts) -> Finding {
         format!(
             "The {sender}'s application paced its sending: {} with nothing left to send and \
              the window open, {} in all",
-            count(facts.stretches, "pause"),
+            count(facts.stretches(), "pause"),
             duration(facts.total.cost_ms)
         ),
         format!(
@@ -68,7 +68,7 @@ pub(super) fn client_delay(facts: &Facts, inputs: &Inputs) -> Finding {
 }
 
 pub(super) fn client_think(facts: &Facts) -> Finding {
-    let pauses = facts.stretches.max(1);
+    let pauses = facts.stretches().max(1);
     with_text(
         facts.kind,
         format!(

@@ -12,6 +12,7 @@ mod setup;
 mod summary;
 mod tcp_waits;
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use tcp::{ConnectionSummary, Direction, DirectionSummary};
@@ -84,22 +85,22 @@ pub fn finding(
 /// What the ledger says of one cause, gathered for its text.
 struct Facts<'a> {
     kind: FindingKind,
+    cause: Cause,
+    inputs: &'a Inputs<'a>,
     total: &'a CauseTotal,
     example: Option<&'a ConnectionSummary>,
     /// The longest stretch charged to the cause on the example connection.
     stretch: Option<Stretch>,
-    /// Separate stretches charged to the cause's parts, over all connections.
-    stretches: u64,
+    /// Separate stretches charged to the cause's parts, over all
+    /// connections: counted when a text first asks (see [`Facts::stretches`]).
+    stretches: OnceCell<u64>,
     /// The cause is a side's own pace (its think time or idle time), which
     /// the time at stake of the transactions it touched leaves out.
     own_pace: bool,
-    /// The least and the most of the path round trips of the connections
-    /// it touched, where the capture timed any.
-    round_trips: Option<(f64, f64)>,
 }
 
 impl<'a> Facts<'a> {
-    fn of(cause: Cause, total: &'a CauseTotal, inputs: &'a Inputs) -> Self {
+    fn of(cause: Cause, total: &'a CauseTotal, inputs: &'a Inputs<'a>) -> Self {
         let example_id = total.example_connection();
         let example = example_id.and_then(|id| inputs.connection(id));
         let stretch = example_id
@@ -110,32 +111,42 @@ impl<'a> Facts<'a> {
                     .iter()
                     .find_map(|&part| ledger.longest(part))
             });
-        let stretches = total
-            .per_connection
-            .keys()
-            .filter_map(|&id| inputs.ledger(id))
-            .map(|ledger| {
-                cause
-                    .evidence_parts()
-                    .iter()
-                    .map(|&part| ledger.stretch_count(part))
-                    .sum::<u64>()
-            })
-            .sum();
         Facts {
             kind: cause.kind(),
+            cause,
+            inputs,
             total,
             example,
             stretch,
-            stretches,
+            stretches: OnceCell::new(),
             own_pace: matches!(cause, Cause::ClientThink | Cause::ServerIdle),
-            round_trips: spread(
-                total
-                    .per_connection
-                    .keys()
-                    .filter_map(|&id| inputs.connection(id)?.rtt().known_round_trip_ms()),
-            ),
         }
+    }
+
+    /// Separate stretches charged to the cause's parts, over all connections.
+    fn stretches(&self) -> u64 {
+        *self.stretches.get_or_init(|| {
+            self.total
+                .per_connection
+                .keys()
+                .filter_map(|&id| self.inputs.ledger(id))
+                .map(|ledger| {
+                    self.cause
+                        .evidence_parts()
+                        .iter()
+                        .map(|&part| ledger.stretch_count(part))
+                        .sum::<u64>()
+                })
+                .sum()
+        })
+    }
+
+    /// The least and the most of the path round trips of the connections
+    /// it touched, where the capture timed any.
+    fn round_trips(&self) -> Option<(f64, f64)> {
+        spread(self.total.per_connection.keys().filter_map(|&id| {
+            self.inputs.connection(id)?.rtt().known_round_trip_ms()
+        }))
     }
 
     fn frames(&self) -> Vec<u64> {
@@ -187,7 +198,7 @@ impl<'a> Facts<'a> {
 
     /// Mean time of one stretch of the cause.
     fn typical_wait_ms(&self) -> f64 {
-        self.total.cost_ms / self.stretches.max(1) as f64
+        self.total.cost_ms / self.stretches().max(1) as f64
     }
 
     fn round_trip_ms(&self) -> f64 {
@@ -197,7 +208,7 @@ impl<'a> Facts<'a> {
     /// The round trip of the connections touched: one where they share it
     /// (as printed), else from the least to the most.
     fn round_trips_text(&self) -> String {
-        match self.round_trips {
+        match self.round_trips() {
             Some((least, most)) if duration(least) != duration(most) => {
                 format!("a round trip of {} to {}", duration(least), duration(most))
             }

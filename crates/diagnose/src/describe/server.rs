@@ -17,7 +17,7 @@ pub(super) fn split_response(facts: &Facts) -> Finding {
         format!(
             "{} written in pieces with {} of {} each between them",
             count(facts.total.transactions(), "response"),
-            count(facts.stretches, "pause"),
+            count(facts.stretches(), "pause"),
             duration(typical)
         ),
         format!(
@@ -30,7 +30,7 @@ pub(super) fn split_response(facts: &Facts) -> Finding {
          TCP_CORK until it is complete); find what the server waits for between the pieces.",
     );
     found.figures.insert("pause_ms", round(typical));
-    found.figures.insert("pauses", facts.stretches as f64);
+    found.figures.insert("pauses", facts.stretches() as f64);
     found
 }
 
@@ -103,7 +103,7 @@ pub(super) fn periodic_stalls(facts: &Facts, inputs: &Inputs) -> Finding {
 }
 
 pub(super) fn server_idle(facts: &Facts) -> Finding {
-    let pauses = facts.stretches.max(1);
+    let pauses = facts.stretches().max(1);
     with_text(
         facts.kind,
         format!(

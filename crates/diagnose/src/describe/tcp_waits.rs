@@ -60,7 +60,7 @@ pub(super) fn nagle(facts: &Facts) -> Finding {
         facts.kind,
         format!(
             "{} of {} each: the {sender} held a small segment back (Nagle) until {until}",
-            count(facts.stretches, "wait"),
+            count(facts.stretches(), "wait"),
             duration(typical)
         ),
         format!(
@@ -76,7 +76,7 @@ pub(super) fn nagle(facts: &Facts) -> Finding {
          {or_else}."
     );
     found.figures.insert("stall_ms", round(typical));
-    found.figures.insert("stalls", facts.stretches as f64);
+    found.figures.insert("stalls", facts.stretches() as f64);
     found
 }
 
@@ -88,7 +88,7 @@ pub(super) fn delayed_ack(facts: &Facts) -> Finding {
         format!(
             "The {sender} waited {}, {} each, for the {receiver}'s delayed ACK of its last \
              segment",
-            count(facts.stretches, "time"),
+            count(facts.stretches(), "time"),
             duration(typical)
         ),
         format!(
@@ -106,7 +106,7 @@ pub(super) fn delayed_ack(facts: &Facts) -> Finding {
          acknowledged, in larger pieces."
     );
     found.figures.insert("stall_ms", round(typical));
-    found.figures.insert("stalls", facts.stretches as f64);
+    found.figures.insert("stalls", facts.stretches() as f64);
     found
 }
 
@@ -209,7 +209,7 @@ pub(super) fn send_buffer(facts: &Facts) -> Finding {
             "The {sender} sent at most {} before waiting for all of it to be acknowledged, {}, \
              though the window allowed {}",
             bytes(in_flight),
-            count(facts.stretches, "time"),
+            count(facts.stretches(), "time"),
             bytes(window)
         ),
         format!(
