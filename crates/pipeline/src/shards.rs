@@ -169,40 +169,16 @@ fn read_in_shards<P: ReadProgress>(
     mut progress: P,
 ) -> Result<Read<P>, CaptureError> {
     let mut reader = MergedReader::open(paths)?;
-    let count = stages.shards;
-    let shard_stages = Stages {
-        memory_bytes: Some(stages.memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES) / count as u64),
-        ..stages.clone()
-    };
-    let mut senders = Vec::with_capacity(count);
-    let mut recycled = Vec::with_capacity(count);
-    let mut shards = Vec::with_capacity(count);
-    for _ in 0..count {
-        let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
-        // Emptied batches go back to the reader, which then allocates none.
-        let (recycler, recycled_batches) = mpsc::channel::<Batch>();
-        let stages = shard_stages.clone();
-        senders.push(sender);
-        recycled.push(recycled_batches);
-        shards.push(thread::spawn(move || {
-            run_shard(receiver, recycler, stages, capture_drops)
-        }));
-    }
+    let Shards {
+        senders,
+        recycled,
+        threads,
+    } = spawn_shards(stages, capture_drops);
     let (reached, mapping) = reader.map_ahead().map(map_ahead_of_reader).unzip();
     if let Some(reached) = &reached {
         let _ = reached.send(0);
     }
-    let mut dispatch = Dispatch {
-        copies: (paths.len() > 1).then(CopyFilter::default),
-        keep_payloads: stages.wants_transactions(),
-        hosts: HostNumbering::default(),
-        sweeps: SweepClock::default(),
-        first_ns: None,
-        batches: (0..count).map(|_| Batch::new()).collect(),
-        senders,
-        recycled,
-        counts: ReadCounts::default(),
-    };
+    let mut dispatch = Dispatch::new(paths.len(), stages, senders, recycled);
     let error = loop {
         let frame = match reader.next_frame() {
             Ok(Some(frame)) => frame,
@@ -220,24 +196,13 @@ fn read_in_shards<P: ReadProgress>(
             }
         }
     };
-    let Dispatch {
-        copies,
-        batches,
-        senders,
-        counts,
-        first_ns,
-        ..
-    } = dispatch;
-    for (sender, last) in senders.iter().zip(batches) {
-        let _ = sender.send(Batch { first_ns, ..last });
-    }
-    drop(senders);
+    let (counts, matched) = dispatch.finish();
     drop(reached);
     progress.stage("summarizing connections");
     if let Some(mapping) = mapping {
         mapping.join().expect("mapping thread panicked");
     }
-    let shards = shards
+    let shards = threads
         .into_iter()
         .map(|shard| shard.join().expect("shard thread panicked"))
         .collect();
@@ -246,10 +211,48 @@ fn read_in_shards<P: ReadProgress>(
     Ok(Read {
         shards,
         counts,
-        matched: copies.map(CopyFilter::finish).unwrap_or_default(),
+        matched,
         failures,
         progress,
     })
+}
+
+/// The shards' threads, where to send each its batches, and where each
+/// sends them back emptied.
+struct Shards {
+    senders: Vec<mpsc::SyncSender<Batch>>,
+    recycled: Vec<mpsc::Receiver<Batch>>,
+    threads: Vec<thread::JoinHandle<ShardEnd>>,
+}
+
+/// Starts a thread for each of `stages.shards` shards, each keeping to its
+/// share of the memory budget.
+fn spawn_shards(stages: &Stages, capture_drops: CaptureDrops) -> Shards {
+    let count = stages.shards;
+    let budget = stages.memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES);
+    let shard_stages = Stages {
+        memory_bytes: Some(budget / count as u64),
+        ..stages.clone()
+    };
+    let mut senders = Vec::with_capacity(count);
+    let mut recycled = Vec::with_capacity(count);
+    let mut shards = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
+        // Emptied batches go back to the reader, which then allocates none.
+        let (recycler, recycled_batches) = mpsc::channel::<Batch>();
+        let stages = shard_stages.clone();
+        senders.push(sender);
+        recycled.push(recycled_batches);
+        shards.push(thread::spawn(move || {
+            run_shard(receiver, recycler, stages, capture_drops)
+        }));
+    }
+    Shards {
+        senders,
+        recycled,
+        threads: shards,
+    }
 }
 
 /// The reader's side: what it notes of every segment, and each shard's
@@ -267,6 +270,36 @@ struct Dispatch {
 }
 
 impl Dispatch {
+    fn new(
+        files: usize,
+        stages: &Stages,
+        senders: Vec<mpsc::SyncSender<Batch>>,
+        recycled: Vec<mpsc::Receiver<Batch>>,
+    ) -> Self {
+        Dispatch {
+            copies: (files > 1).then(CopyFilter::default),
+            keep_payloads: stages.wants_transactions(),
+            hosts: HostNumbering::default(),
+            sweeps: SweepClock::default(),
+            first_ns: None,
+            batches: senders.iter().map(|_| Batch::new()).collect(),
+            senders,
+            recycled,
+            counts: ReadCounts::default(),
+        }
+    }
+
+    /// Hands each shard its last batch and closes its channel, so its thread finishes;
+    /// returns what reading counted and what the copy filter matched.
+    fn finish(self) -> (ReadCounts, Matched) {
+        let first_ns = self.first_ns;
+        for (sender, last) in self.senders.iter().zip(self.batches) {
+            let _ = sender.send(Batch { first_ns, ..last });
+        }
+        let matched = self.copies.map(CopyFilter::finish).unwrap_or_default();
+        (self.counts, matched)
+    }
+
     /// Decodes a frame and hands its segment to its shard; true when that
     /// sent a batch.
     fn frame(&mut self, frame: &capture::Frame) -> bool {
