@@ -144,9 +144,12 @@ impl<'a> Facts<'a> {
     /// The least and the most of the path round trips of the connections
     /// it touched, where the capture timed any.
     fn round_trips(&self) -> Option<(f64, f64)> {
-        spread(self.total.per_connection.keys().filter_map(|&id| {
-            self.inputs.connection(id)?.rtt().known_round_trip_ms()
-        }))
+        spread(
+            self.total
+                .per_connection
+                .keys()
+                .filter_map(|&id| self.inputs.connection(id)?.rtt().known_round_trip_ms()),
+        )
     }
 
     fn frames(&self) -> Vec<u64> {
