@@ -3,7 +3,7 @@
 //! capture, every scenario of the sweep sample and every sweep case.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::common;
@@ -42,22 +42,12 @@ fn exported(capture: &Path, threads: &str) -> BTreeMap<String, Vec<u8>> {
     tables
 }
 
-fn captures_in(dir: &Path) -> Vec<PathBuf> {
-    let mut captures: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "pcap"))
-        .collect();
-    captures.sort();
-    captures
-}
-
 #[test]
 fn every_table_is_the_same_on_one_thread_and_on_four() {
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
     let mut captures = common::lab_captures();
-    captures.extend(captures_in(&tests.join("sweep")));
-    captures.extend(captures_in(&tests.join("sweep-cases")));
+    captures.extend(common::captures_in(&tests.join("sweep")));
+    captures.extend(common::captures_in(&tests.join("sweep-cases")));
     assert!(captures.len() >= 90, "{} captures", captures.len());
     for capture in &captures {
         let one = exported(capture, "1");

@@ -33,7 +33,12 @@ pub fn sweep_case(name: &str) -> PathBuf {
 
 /// Every lab capture, by name.
 pub fn lab_captures() -> Vec<PathBuf> {
-    let mut captures: Vec<PathBuf> = std::fs::read_dir(lab_file(""))
+    captures_in(&lab_file(""))
+}
+
+/// Every pcap file in `dir`, by name.
+pub fn captures_in(dir: &Path) -> Vec<PathBuf> {
+    let mut captures: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "pcap"))
