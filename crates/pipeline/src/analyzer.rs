@@ -100,16 +100,15 @@ impl Analyzer {
         Analyzer::with_tracker(stages, Tracker::for_shard(capture_drops)).counting_from(first_ns)
     }
 
-    fn counting_from(self, first_ns: Option<i64>) -> Self {
-        let mut analyzer = self;
-        analyzer.opened = Some(Vec::new());
+    /// Some of a capture's connections, numbered among all parts' by the
+    /// frames that opened them, counted in a timeline from `first_ns`.
+    fn counting_from(mut self, first_ns: Option<i64>) -> Self {
+        self.opened = Some(Vec::new());
         if let Some(origin) = first_ns {
-            analyzer.capture_starts_at(origin);
-            analyzer.timeline = analyzer
-                .timeline
-                .map(|timeline| timeline.starting_at(origin));
+            self.capture_starts_at(origin);
+            self.timeline = self.timeline.map(|timeline| timeline.starting_at(origin));
         }
-        analyzer
+        self
     }
 
     /// One frame in one thread: decoded, counted in `read` and analysed.

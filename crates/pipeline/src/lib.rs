@@ -4,7 +4,7 @@
 //! The command line, the tests and the bindings all call [`analyze`]; none of
 //! them wires the stages again. One thread reads and decodes frames into
 //! batches of segments; another tracks connections, or several do, each over
-//! its share of them ([`Stages::shards`], see `shards`). Another maps a
+//! its share of them ([`Stages::shards`], see `shards`). One more maps a
 //! mapped file's pages ahead of the reader (see [`capture::MapAhead`])
 //! whenever a core is free. Several files are merged by time, and a packet
 //! that two of them captured is analysed once (see [`copies`]). Output
@@ -85,8 +85,8 @@ pub struct Stages {
     /// a pass that lists them would, for the segments handed to an observer
     /// (a second pass over files already analysed).
     pub numbers_only: bool,
-    /// Threads the connections are split across (see [`shards`]); 0 or 1
-    /// for one. The result is the same for any count.
+    /// Threads the connections are split across (see the `shards`
+    /// module); 0 or 1 for one. The result is the same for any count.
     pub shards: usize,
     /// The caller's `on_event` must see every analysis event also when the
     /// connections are split across threads: they are then kept until the

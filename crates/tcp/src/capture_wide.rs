@@ -46,7 +46,7 @@ impl HostNumbering {
 }
 
 /// When the connection table is swept: after a segment that comes more
-/// than [`SWEEP_INTERVAL_NS`] of capture time after the last sweep.
+/// than `SWEEP_INTERVAL_NS` (10 s) of capture time after the last sweep.
 #[derive(Default, Clone, Copy)]
 pub struct SweepClock {
     latest_ns: i64,
