@@ -22,7 +22,7 @@ from collections import defaultdict
 STAGES = [
     ("read and decode", [r"pipeline::(threads::)?read"]),
     ("tracker", [
-        r"Tracker::process", r"Tracker::analyze", r"Tracker::sweep_at", r"HostNumbering::note",
+        r"Tracker::process", r"Tracker::analyze", r"Tracker::sweep_at", r"HostNumbering::note(_on)?",
         r"Tracker::finish(_all)?", r"Tracker::drain_events",
     ]),
     ("transactions and ledger", [r"transactions::Builder::observe", r"transactions::Builder::finish"]),

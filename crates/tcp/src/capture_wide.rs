@@ -35,11 +35,15 @@ impl HostNumbering {
     /// flow. (A connection replaced on its flow has no numbers of its
     /// sender's yet, so another flow is another connection.)
     pub fn note(&mut self, segment: &Segment) -> Option<u16> {
+        self.note_on(segment, flow_key(segment))
+    }
+
+    /// [`HostNumbering::note`] for a segment of `flow`, its flow's key.
+    pub(crate) fn note_on(&mut self, segment: &Segment, flow: FlowKey) -> Option<u16> {
         let id = segment.ip_id.filter(|&id| id != 0)?;
         if self.latest.len() >= HOSTS_REMEMBERED {
             self.latest.clear();
         }
-        let flow = flow_key(segment);
         let (other, on) = self.latest.insert(segment.src.ip, (id, flow))?;
         (on != flow).then_some(other)
     }

@@ -203,8 +203,9 @@ impl Tracker {
     /// [`crate::recorded_twice`]), counted and left out.
     pub fn process(&mut self, segment: &Segment) -> Option<SegmentView> {
         debug_assert!(!self.in_shard, "a shard is told each host's numbering");
-        let elsewhere = self.hosts.note(segment);
-        let view = self.analyze(segment, elsewhere);
+        let key = flow_key(segment);
+        let elsewhere = self.hosts.note_on(segment, key);
+        let view = self.analyze(segment, key, elsewhere);
         if let Some(now) = self.sweeps.after(segment.timestamp_ns) {
             self.sweep_at(now);
         }
@@ -218,11 +219,15 @@ impl Tracker {
         segment: &Segment,
         elsewhere: Option<u16>,
     ) -> Option<SegmentView> {
-        self.analyze(segment, elsewhere)
+        self.analyze(segment, flow_key(segment), elsewhere)
     }
 
-    fn analyze(&mut self, segment: &Segment, elsewhere: Option<u16>) -> Option<SegmentView> {
-        let key = flow_key(segment);
+    fn analyze(
+        &mut self,
+        segment: &Segment,
+        key: FlowKey,
+        elsewhere: Option<u16>,
+    ) -> Option<SegmentView> {
         let (slot, opened) = match self.last {
             Some((last_key, slot)) if last_key == key => (slot, false),
             _ => {
