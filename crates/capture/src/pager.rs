@@ -72,7 +72,7 @@ pub struct MapAhead {
 
 impl MapAhead {
     /// The reader was at `offset` (it may have moved on since): maps the
-    /// pages up to [`MAP_AHEAD`] beyond it, never those already released.
+    /// pages up to `MAP_AHEAD` beyond it, never those already released.
     pub fn advance(&mut self, offset: u64) {
         let len = self.map.len();
         let offset = usize::try_from(offset).map_or(len, |offset| offset.min(len));

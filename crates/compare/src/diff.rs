@@ -1,7 +1,7 @@
 //! `diff`: the same workload captured before and after a change.
 //!
 //! Both captures are diagnosed in full. Time is compared per transaction,
-//! and only the time someone waited for (see [`crate::work`]): a run that
+//! and only the time someone waited for (see `crate::work`): a run that
 //! did more work, or whose client thought longer between turns, has not got
 //! worse for it. Findings are paired by kind: each is gone, new, or still
 //! there at a changed cost per transaction; one found in a single run whose

@@ -89,7 +89,7 @@ impl Run<'_> {
 }
 
 /// Both runs in ticks of one width: the coarser run's, widened to the next
-/// round tick while either run would take more than [`MAX_TICKS`].
+/// round tick while either run would take more than `MAX_TICKS`.
 pub fn overlay(before: Run, after: Run) -> Overlay {
     let mut tick_ns = before.tick_ns().max(after.tick_ns());
     while before.ticks_at(tick_ns).max(after.ticks_at(tick_ns)) > MAX_TICKS {

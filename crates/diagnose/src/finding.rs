@@ -36,7 +36,7 @@ pub struct Finding {
 
 impl Finding {
     /// A finding of `kind` costing `cost_ms`, titled `title` made a sentence
-    /// (see [`headline`]); everything else empty, and info until the
+    /// (see `headline`); everything else empty, and info until the
     /// severity rule says otherwise.
     pub fn new(kind: FindingKind, title: &str, cost_ms: f64) -> Finding {
         Finding {

@@ -3,7 +3,7 @@
 //! Findings are sums over the ledger: every millisecond of every
 //! transaction is charged to one part by what ended each wait (see
 //! `transactions::ledger`), and each part is given to exactly one cause
-//! (see [`charges`]), so no millisecond counts twice and the shares of all
+//! (see `charges`), so no millisecond counts twice and the shares of all
 //! findings never add up past the whole. Each finding states what it costs,
 //! the connection and frames that prove it (with a Wireshark display
 //! filter), the fix, and what removing that one cause would buy. A few

@@ -7,7 +7,7 @@
 //! its share of them ([`Stages::shards`], see `shards`). One more maps a
 //! mapped file's pages ahead of the reader (see [`capture::MapAhead`])
 //! whenever a core is free. Several files are merged by time, and a packet
-//! that two of them captured is analysed once (see [`copies`]). Output
+//! that two of them captured is analysed once (see `copies`). Output
 //! (tables, JSON, HTML) is not done here. A [`Selection`] narrows what the
 //! stages after the tracker see.
 //!

@@ -28,7 +28,7 @@ pub struct Analysis {
     pub ticks: Vec<Tick>,
     /// Empty unless asked for; the costliest first.
     pub findings: Vec<Finding>,
-    /// The diagnosis was asked for but given up, out of time after a [`stop`].
+    /// The diagnosis was asked for but given up, out of time after a [`stop`](crate::stop).
     pub undiagnosed: bool,
     pub counts: Counts,
     /// The first frame's time, whatever it carried: the capture's start, from
@@ -40,7 +40,7 @@ pub struct Analysis {
     pub error: Option<CaptureError>,
     /// The errors of the other files that failed, in the order given.
     pub other_failures: Vec<CaptureError>,
-    /// True when a [`stop`] was asked for before the analysis was over: the
+    /// True when a [`stop`](crate::stop) was asked for before the analysis was over: the
     /// read, and perhaps the diagnosis, ended early, and the results are partial.
     pub interrupted: bool,
     /// When a tick asked for was too fine for the capture: the smallest that

@@ -93,7 +93,7 @@ impl Batch {
     }
 }
 
-/// [`analyze`], also calling `on_segment` for each TCP segment with what the
+/// [`analyze`](crate::analyze), also calling `on_segment` for each TCP segment with what the
 /// tracker made of it, selected or not, and what was read up to it (the
 /// capture's first frame among it).
 pub fn analyze_observed(

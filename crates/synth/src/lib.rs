@@ -162,7 +162,7 @@ fn index(side: Side) -> usize {
 }
 
 impl Conversation {
-    /// `client` and `server` as "ip:port" (IPv6 as "[ip]:port").
+    /// `client` and `server` as "ip:port" (IPv6 as "\[ip\]:port").
     pub fn new(client: &str, server: &str) -> Self {
         Conversation {
             client: client.parse().expect("client address"),

@@ -200,7 +200,7 @@ impl Tracker {
 
     /// Analyses one segment, queueing the events it raises, and says what it
     /// made of it; None for a frame the capture holds twice (see
-    /// [`crate::recorded_twice`]), counted and left out.
+    /// `recorded_twice`), counted and left out.
     pub fn process(&mut self, segment: &Segment) -> Option<SegmentView> {
         debug_assert!(!self.in_shard, "a shard is told each host's numbering");
         let key = flow_key(segment);

@@ -272,7 +272,7 @@ impl Timeline {
     }
 
     /// The tick the series is read out at: the user's, or the smallest round
-    /// tick that splits the capture into at most [`TARGET_TICKS`].
+    /// tick that splits the capture into at most `TARGET_TICKS`.
     pub fn tick_ns(&self) -> i64 {
         if self.fixed {
             return self.bin_ns;

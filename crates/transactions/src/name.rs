@@ -22,7 +22,7 @@ const HTTP_METHODS: [&str; 9] = [
 ];
 
 /// What the start of a request says, if it is HTTP, TLS or a protocol
-/// [`replies`] reads.
+/// `replies` reads.
 pub fn of_request(payload: &[u8]) -> Option<String> {
     http_request(payload)
         .or_else(|| tls_records(payload).map(|records| format!("TLS {records}")))
@@ -40,7 +40,7 @@ pub fn of_response(payload: &[u8]) -> Option<String> {
 /// made on its own, whose failure nothing it went on to do depended on: a
 /// browser's fetch of a site's icon (`/favicon.ico`,
 /// `/apple-touch-icon.png`), or a question about what the server offers
-/// (see [`replies::is_probe`]).
+/// (see `replies::is_probe`).
 pub fn is_incidental(request: &str) -> bool {
     let icon = HTTP_METHODS.iter().any(|method| {
         request
@@ -83,7 +83,7 @@ pub fn failure_in(payload: &[u8], by: Role, frame: u64) -> Option<AppFailure> {
 }
 
 /// A server that answered a request it could read (`asked`: HTTP, TLS or
-/// another protocol [`replies`] names) with the banner SSH opens with: the
+/// another protocol `replies` names) with the banner SSH opens with: the
 /// client reached a service of another protocol, which cannot answer it.
 pub fn other_protocol(asked: bool, payload: &[u8], frame: u64) -> Option<AppFailure> {
     (asked && payload.starts_with(b"SSH-")).then_some(AppFailure {

@@ -3,9 +3,9 @@
 //! No packet crosses such a proxy: it ends the client's connection and opens
 //! its own to the server, one per client or a pool shared by all. Each front
 //! transaction is paired with the back transaction that carried it (see
-//! [`pairing`]); each exchange then gives the time the proxy added each way,
-//! and the segments it sent say why (see [`causes`]). The back side's connections tell whether a source NAT
-//! ran out of ports (see [`snat`]). Both captures are read on one clock, as
+//! `pairing`); each exchange then gives the time the proxy added each way,
+//! and the segments it sent say why (see `causes`). The back side's connections tell whether a source NAT
+//! ran out of ports (see `snat`). Both captures are read on one clock, as
 //! two interfaces of the proxy's host share one.
 
 mod causes;
