@@ -170,11 +170,11 @@ fn planned(surveys: &[FileSurvey]) -> PyResult<pipeline::Plan> {
 }
 
 /// Places the surveyed files in time: the frames to add to each file's
-/// numbers, by file, and the first frame's time.
+/// numbers, by file, and the first TCP segment's time.
 #[pyfunction]
 fn plan_files(surveys_bytes: Vec<Vec<u8>>) -> PyResult<(Vec<u64>, Option<i64>)> {
     let plan = planned(&surveys(&surveys_bytes)?)?;
-    let first_ns = plan.read.first_frame_ns;
+    let first_ns = plan.first_segment_ns();
     Ok((plan.frame_offsets, first_ns))
 }
 
@@ -188,7 +188,7 @@ struct PartAnalyzer {
 
 #[pymethods]
 impl PartAnalyzer {
-    /// For `files` files whose first frame came at `first_ns`.
+    /// For `files` files whose first TCP segment came at `first_ns`.
     #[new]
     #[pyo3(signature = (first_ns, files, memory_bytes=None))]
     fn new(first_ns: Option<i64>, files: usize, memory_bytes: Option<u64>) -> Self {

@@ -83,7 +83,7 @@ impl Analyzer {
     }
 
     /// For some of a capture's connections: the timeline counts from the
-    /// capture's first frame at `first_ns`, as every other part's does.
+    /// capture's first TCP segment at `first_ns`, as every other part's does.
     pub fn for_part(stages: Stages, first_ns: Option<i64>) -> Self {
         Analyzer::new(stages).counting_from(first_ns)
     }

@@ -137,6 +137,15 @@ pub struct Plan {
     pub failed: Vec<CaptureError>,
 }
 
+impl Plan {
+    /// The capture's first TCP segment's time, from which every part's
+    /// timeline counts, as one process's does: frames before it carried no
+    /// TCP (see [`PartAnalyzer::new`]).
+    pub fn first_segment_ns(&self) -> Option<i64> {
+        self.read.clock.first_ns
+    }
+}
+
 /// Two files whose frames interleave in time: numbering them as one merged
 /// capture needs every frame's time, which the files alone do not give.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,10 +215,11 @@ pub struct PartAnalyzer {
 }
 
 impl PartAnalyzer {
-    /// For a capture of `files` files whose first frame came at `first_ns`.
-    pub fn new(stages: Stages, first_ns: Option<i64>, files: usize) -> Self {
+    /// For a capture of `files` files whose first TCP segment came at
+    /// `first_segment_ns` ([`Plan::first_segment_ns`]).
+    pub fn new(stages: Stages, first_segment_ns: Option<i64>, files: usize) -> Self {
         PartAnalyzer {
-            analyzer: Analyzer::for_part(stages, first_ns),
+            analyzer: Analyzer::for_part(stages, first_segment_ns),
             copies: (files > 1).then(CopyFilter::default),
             events: Vec::new(),
         }
@@ -243,7 +253,7 @@ pub fn conclude_parts(
     parts: impl IntoIterator<Item = Part>,
 ) -> (Analysis, Vec<Event>) {
     let diagnose = stages.diagnose;
-    let empty = Analyzer::for_part(stages, plan.read.first_frame_ns).into_part();
+    let empty = Analyzer::for_part(stages, plan.first_segment_ns()).into_part();
     let mut whole = combine(std::iter::once(empty).chain(parts).collect());
     let events = std::mem::take(&mut whole.events);
     let evidence = diagnose.then(|| evidence_of(&events));

@@ -52,6 +52,27 @@ fn rotate(path: &str, frames_per_file: usize, directory: &Path) -> Vec<String> {
     files
 }
 
+/// The capture at `path` (classic pcap of Ethernet frames) with an ARP frame
+/// recorded a second before its first, written under `directory`: a capture
+/// whose first frame is not TCP.
+fn with_arp_first(path: &str, directory: &Path) -> String {
+    let bytes = std::fs::read(path).expect("capture reads");
+    let (header, records) = bytes.split_at(24);
+    assert_eq!(
+        header[..4],
+        [0xd4, 0xc3, 0xb2, 0xa1],
+        "a little-endian pcap"
+    );
+    let captured = u32::from_le_bytes(records[8..12].try_into().expect("four bytes")) as usize;
+    let mut arp = records[..16 + captured].to_vec();
+    let seconds = u32::from_le_bytes(arp[..4].try_into().expect("four bytes"));
+    arp[..4].copy_from_slice(&(seconds - 1).to_le_bytes());
+    arp[16 + 12..16 + 14].copy_from_slice(&[0x08, 0x06]);
+    let file = directory.join("arp-first.pcap");
+    std::fs::write(&file, [header, &arp, records].concat()).expect("capture writes");
+    file.display().to_string()
+}
+
 fn analyzed(paths: &[String]) -> (Analysis, Vec<Event>) {
     let mut events = Vec::new();
     let analysis = pipeline::analyze(paths, every_stage(), Silent, |event| events.push(*event))
@@ -80,7 +101,7 @@ fn analyzed_in_parts(paths: &[String], groups: u64) -> (Analysis, Vec<Event>) {
         let group = pipeline::flow_key(&segment) % groups;
         by_group.entry(group).or_default().push((segment, payload));
     }
-    let first_ns = plan.read.first_frame_ns;
+    let first_ns = plan.first_segment_ns();
     let parts: Vec<Part> = by_group
         .into_values()
         .map(|mut group| {
@@ -142,4 +163,20 @@ fn rotated_files_analysed_in_parts_give_what_one_process_gives() {
         }
         std::fs::remove_dir_all(directory).ok();
     }
+}
+
+#[test]
+fn parts_count_time_from_the_first_segment_as_one_process_does() {
+    let directory = temporary_directory("arp-first");
+    let capture = with_arp_first(&capture("periodic_stalls.pcap"), &directory);
+    let paths = rotate(&capture, 100, &directory);
+    let merged = analyzed(&paths);
+    assert_eq!(
+        merged.0.counts.other_traffic.arp, 1,
+        "the ARP frame is not TCP"
+    );
+    for groups in [1, 3] {
+        assert_same(&merged, &analyzed_in_parts(&paths, groups));
+    }
+    std::fs::remove_dir_all(directory).ok();
 }
