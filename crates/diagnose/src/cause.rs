@@ -182,6 +182,17 @@ impl Cause {
         self == Cause::NagleDelayedAck
     }
 
+    /// Whether the cause's waits show it once they recur on a connection,
+    /// each longer than a host takes to react (see
+    /// [`tcp::stack::HOST_REACTION_NS`]): a sender that stopped with all it
+    /// had sent outstanding and went on as the ACK of all of it came back.
+    /// An application's own timer may fire just after such an ACK once, or
+    /// on every wait shorter than a host's reaction, but not time after time
+    /// at the end of longer waits.
+    pub fn is_shown_by_recurring_waits(self) -> bool {
+        self == Cause::SendBuffer
+    }
+
     /// Something that went wrong in the packets (a loss, a shut window, a
     /// connection that did not open or was given up): listed however little
     /// it cost, with its rate.

@@ -102,6 +102,22 @@ impl Inputs<'_> {
             })
     }
 
+    /// Whether some connection shows the waits of `cause` by their
+    /// recurrence (see [`Cause::is_shown_by_recurring_waits`]): at least
+    /// [`rules::PATTERN_REPEATS`] of them, longer on average than a host's
+    /// reaction.
+    fn shows_by_recurrence(&self, cause: Cause) -> bool {
+        const HOST_REACTION_MS: f64 = tcp::stack::HOST_REACTION_NS as f64 / 1e6;
+        cause.is_shown_by_recurring_waits()
+            && self.ledgers.iter().any(|ledger| {
+                cause.evidence_parts().iter().any(|&part| {
+                    let waits = ledger.stretch_count(part);
+                    waits >= rules::PATTERN_REPEATS as u64
+                        && ledger.ledger.get(part) / waits as f64 > HOST_REACTION_MS
+                })
+            })
+    }
+
     pub(crate) fn connection(&self, id: u64) -> Option<&ConnectionSummary> {
         // Listed by id, which skips those the memory budget left unlisted.
         let direct = self.connections.get(id as usize).filter(|c| c.id == id);
@@ -139,7 +155,9 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
         let severity = if cause.is_benign() {
             Severity::Info
         } else {
-            let seen = cause.is_seen_in_packets() || inputs.shows_by_framing(cause);
+            let seen = cause.is_seen_in_packets()
+                || inputs.shows_by_framing(cause)
+                || inputs.shows_by_recurrence(cause);
             rules::severity(felt, share, seen, cause.is_waste())
         };
         // An incident is listed however little it cost, with its rate.

@@ -176,10 +176,11 @@ pub struct ReleaseTracker {
     /// The sender resent data, or the capture saw a gap in it: loss has
     /// cut its congestion window since.
     loss_seen: bool,
-    /// Where the data since the last wait began, and the most sent between
-    /// two waits: bursts that keep outgrowing the largest before are a
-    /// congestion window opening, not a writer waiting for each to be
-    /// acknowledged.
+    /// Where the data since the last wait began (the sender's first data, or
+    /// the first its application gave it after it had sent all it had), and
+    /// the most sent between two waits: bursts that keep outgrowing the
+    /// largest before are a congestion window opening, not a writer waiting
+    /// for each to be acknowledged.
     burst_from: Option<u32>,
     largest_burst: u32,
     largest_burst_ever: u32,
@@ -409,6 +410,9 @@ impl ReleaseTracker {
         if let Some((_, release)) = released {
             self.small_released_since_peer_data |= self.releases_small(release, len);
         }
+        if matches!(released, None | Some((_, Release::Application))) {
+            self.burst_from = Some(seq);
+        }
         self.open_flight(end);
         self.note_peak(end);
         self.sent_up_to = Some(end);
@@ -634,12 +638,17 @@ impl ReleaseTracker {
     }
 
     /// Counts a round trip of the ACK clock when `ack` acknowledges the data
-    /// sent when the round began, and begins the next.
+    /// sent when the round began, and begins the next. An ACK that
+    /// acknowledges nothing new (a window update, a duplicate) ends no round:
+    /// the ACK clock ticks only as data comes back acknowledged.
     fn count_round(&mut self, ack: &AckSeen) {
         let Some(round_end) = self.round_ends_at else {
             return;
         };
-        if !seq::after(round_end, ack.ack_after) {
+        let acknowledges_more = self
+            .reached
+            .is_none_or(|(last, _)| seq::after(ack.ack_after, last.ack_after));
+        if acknowledges_more && !seq::after(round_end, ack.ack_after) {
             self.rounds_since_peak += 1;
             self.round_ends_at = self.sent_up_to;
         }
@@ -945,26 +954,51 @@ mod tests {
         assert_eq!(oldest.ack_after, 1 + 2 * SEGMENT);
     }
 
+    const MS: i64 = 1_000_000;
+
+    fn lacked(release: Option<(i64, Release)>) -> Option<Lacked> {
+        match release {
+            Some((_, Release::Ack { lacked, .. })) => Some(lacked),
+            _ => None,
+        }
+    }
+
+    /// Sends `segments` full segments of `segment` bytes from `from` at
+    /// `at_ms`, then the ACK of all of them comes 50 ms later (and, with
+    /// `window_update`, a window update acknowledging nothing more half a
+    /// millisecond after it); returns what released the first segment, and
+    /// where the data ends.
+    fn flight(
+        tracker: &mut ReleaseTracker,
+        from: u32,
+        segments: u32,
+        segment: u32,
+        at_ms: i64,
+        window_update: bool,
+    ) -> (Option<(i64, Release)>, u32) {
+        let first = tracker.new_data(at_ms * MS, from, segment, from, 0);
+        for i in 1..segments {
+            let seq = from + i * segment;
+            tracker.new_data(at_ms * MS + i64::from(i), seq, segment, seq, 0);
+        }
+        let end = from + segments * segment;
+        tracker.acked(ack((at_ms + 50) * MS, from, end, 1 << 20, end), 0);
+        if window_update {
+            tracker.acked(ack((at_ms + 50) * MS + MS / 2, end, end, 1 << 21, end), 0);
+        }
+        (first, end)
+    }
+
     #[test]
     fn the_first_flight_held_until_all_is_acknowledged_is_the_initial_congestion_window() {
-        const MS: i64 = 1_000_000;
         const SEGMENT: u32 = 1000;
         let mut tracker = ReleaseTracker::default();
         tracker.learn_mss(SEGMENT);
-        // Two segments, the ACK of both, then the next burst of two at once.
-        let mut burst_then_wait = |from: u32, at_ms: i64| {
-            tracker.new_data(at_ms * MS, from, SEGMENT, from, 0);
-            tracker.new_data(at_ms * MS + 10, from + SEGMENT, SEGMENT, from + SEGMENT, 0);
-            let all = from + 2 * SEGMENT;
-            tracker.acked(ack((at_ms + 50) * MS, from, all, 1 << 20, all), 0);
-            tracker.new_data((at_ms + 50) * MS + 10, all, SEGMENT, all, 0)
-        };
-        let after_first = burst_then_wait(1, 0).unwrap().1;
-        let after_second = burst_then_wait(3 * SEGMENT + 1, 100).unwrap().1;
-        let lacked = |release| match release {
-            Release::Ack { lacked, .. } => Some(lacked),
-            _ => None,
-        };
+        // Two segments, the ACK of both, then the next burst of two, the ACK
+        // of both, then more.
+        let (_, end) = flight(&mut tracker, 1, 2, SEGMENT, 0, false);
+        let (after_first, end) = flight(&mut tracker, end, 2, SEGMENT, 51, false);
+        let (after_second, _) = flight(&mut tracker, end, 1, SEGMENT, 102, false);
         assert_eq!(
             lacked(after_first),
             Some(Lacked::CongestionWindow { after_loss: false })
@@ -974,6 +1008,56 @@ mod tests {
             lacked(after_second),
             Some(Lacked::AllAcked { .. })
         ));
+    }
+
+    #[test]
+    fn a_burst_begins_where_the_application_gave_data_after_all_was_sent() {
+        const SEGMENT: u32 = 1000;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(SEGMENT);
+        // One answer in two bursts, then two more answers after idle times,
+        // the last in bursts of 4, 5 and 6 segments: a congestion window
+        // growing, though the segments since the first answer's last wait
+        // outnumber each burst after.
+        let (_, end) = flight(&mut tracker, 1, 2, SEGMENT, 0, false);
+        let (_, end) = flight(&mut tracker, end, 1, SEGMENT, 51, false);
+        let (second_answer, end) = flight(&mut tracker, end, 2, SEGMENT, 1_000, false);
+        let (third_answer, end) = flight(&mut tracker, end, 4, SEGMENT, 2_000, false);
+        assert_eq!(second_answer.map(|(_, r)| r), Some(Release::Application));
+        assert_eq!(third_answer.map(|(_, r)| r), Some(Release::Application));
+        let (after_four, end) = flight(&mut tracker, end, 5, SEGMENT, 2_051, false);
+        let (after_five, _) = flight(&mut tracker, end, 6, SEGMENT, 2_102, false);
+        for release in [after_four, after_five] {
+            assert_eq!(
+                lacked(release),
+                Some(Lacked::CongestionWindow { after_loss: false })
+            );
+        }
+    }
+
+    #[test]
+    fn a_window_update_ends_no_round_of_the_ack_clock() {
+        const SEGMENT: u32 = 1000;
+        let mut tracker = ReleaseTracker::default();
+        tracker.learn_mss(SEGMENT);
+        // Bursts of 2, 3, 4 and 5 segments, each acknowledged at once and
+        // then by a window update: the window grows every round trip.
+        let mut end = 1;
+        let mut waits = Vec::new();
+        for (round, segments) in (2..=5).enumerate() {
+            let (release, next) = flight(
+                &mut tracker,
+                end,
+                segments,
+                SEGMENT,
+                51 * round as i64,
+                true,
+            );
+            waits.push(lacked(release));
+            end = next;
+        }
+        let growing = Some(Lacked::CongestionWindow { after_loss: false });
+        assert_eq!(waits, [None, growing, growing, growing]);
     }
 
     #[test]

@@ -258,6 +258,26 @@ fn past_a_fast_link_the_waits_for_losses_stay_the_losses() {
     assert!(found[0]["cost_ms"].as_f64().unwrap() > 100.0, "{found:#?}");
 }
 
+/// A 2.5 MB download from a server whose send buffer let at most 426 kB
+/// out before it waited for all of it to be acknowledged, seen at the
+/// server on a 33 ms path, the client sending no TCP timestamps (scenario
+/// `send_buffer-03` of the timestamps-off bulk sweep). Each wait is read
+/// from timing alone, which once may be a coincidence; seven in one
+/// download, each a round trip far longer than a host takes to react, are
+/// none, and the 259 ms they cost that one download is loud.
+#[test]
+fn a_send_buffer_that_held_one_download_seven_times_is_loud() {
+    let found = loud_top(
+        "one_download_held_by_a_small_send_buffer.pcap",
+        "send_buffer_limited",
+    );
+    assert_eq!(found[0]["figures"]["actions"], 1.0, "{found:#?}");
+    assert!(
+        found[0]["title"].as_str().unwrap().contains("7 times"),
+        "{found:#?}"
+    );
+}
+
 /// A 5 MB iperf3 upload paced at 86% of a 32.6 Mbit/s link, seen at the
 /// server on a 0.7 ms path (scenario `apps_healthy-11` of the application
 /// sweep). Its bursts met a queue that held them 2.5 ms, well under what
