@@ -195,16 +195,18 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
     findings.extend(describe::summary(inputs, &totals, &weights));
     // Within a severity, what failed outright (requests, connections that
     // never opened) comes first, then a fault that a person would notice
-    // (loud, or a tenth of a second on some action), before the time exchanges
-    // spend anyway (round trips, the server's work) and each side's own
-    // pace; the rest by what its costliest action cost (a person notices
-    // per action, not a sum over actions), then by its time.
+    // (loud, or a tenth of a second on some action), then the time exchanges
+    // spend anyway (round trips, the server's work) where a person noticed
+    // it, before each side's own pace, which no one was shown to wait for;
+    // the rest by what its costliest action cost (a person notices per
+    // action, not a sum over actions), then by its time.
     findings.sort_by(|a, b| {
         let rank = |f: &Finding| {
             let noticed = f.severity > Severity::Info
                 || f.figures.get("worst_action_ms").copied().unwrap_or(0.0) >= rules::NOTICED_MS;
             let fault = noticed && fault_kinds.contains(&f.kind);
-            (f.severity, f.failed_outright(), fault)
+            let waited_for = noticed && !f.kind.is_own_pace();
+            (f.severity, f.failed_outright(), fault, waited_for)
         };
         let worst_action = |f: &Finding| f.figures.get("worst_action_ms").copied().unwrap_or(0.0);
         rank(b)
