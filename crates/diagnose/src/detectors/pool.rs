@@ -95,24 +95,36 @@ fn tiers<'a>(inputs: &Inputs<'a>) -> Vec<Tier<'a>> {
 
 /// For each front transaction released by a back answer (the last to end
 /// before its own answer began, within a host's reaction time and after its
-/// request ended): how long it waited from its request's end to that back call.
-fn queue_waits_ms(front: &Tier, back: &Tier) -> Vec<f64> {
-    let answers = &back.answers;
+/// request ended): how long it waited from its request's end to that back
+/// call. None once fewer than [`LINKED_SHARE`] of the front's transactions
+/// can be released by the back's answers.
+fn queue_waits_ms(front: &Tier, back: &Tier) -> Option<Vec<f64>> {
+    let needed = LINKED_SHARE * front.transactions.len() as f64;
+    let mut unreleased = 0;
     let mut waits_ms = Vec::new();
     for t in &front.transactions {
-        let Some(answer_ns) = t.response_start_ns else {
-            continue;
-        };
-        let before = answers.partition_point(|&(end, _)| end <= answer_ns);
-        let Some(&(back_end, back_start)) = before.checked_sub(1).map(|i| &answers[i]) else {
-            continue;
-        };
-        // Answered within the host's reaction to the back answer: released by it.
-        if answer_ns - back_end <= HOST_REACTION_NS && back_end >= t.request_end_ns {
-            waits_ms.push((back_start - t.request_end_ns).max(0) as f64 / 1e6);
+        match released_after_ms(t, &back.answers) {
+            Some(wait_ms) => waits_ms.push(wait_ms),
+            None => {
+                unreleased += 1;
+                if ((front.transactions.len() - unreleased) as f64) < needed {
+                    return None;
+                }
+            }
         }
     }
-    waits_ms
+    Some(waits_ms)
+}
+
+/// How long `t` waited from its request's end to the back call whose
+/// answer (among `answers`, sorted) released it, if one did.
+fn released_after_ms(t: &Transaction, answers: &[(i64, i64)]) -> Option<f64> {
+    let answer_ns = t.response_start_ns?;
+    let before = answers.partition_point(|&(end, _)| end <= answer_ns);
+    let &(back_end, back_start) = answers.get(before.checked_sub(1)?)?;
+    // Answered within the host's reaction to the back answer: released by it.
+    (answer_ns - back_end <= HOST_REACTION_NS && back_end >= t.request_end_ns)
+        .then(|| (back_start - t.request_end_ns).max(0) as f64 / 1e6)
 }
 
 /// The most front requests waiting for an answer at one time.
@@ -156,10 +168,7 @@ fn ramp(inputs: &Inputs, back: &Tier) -> (usize, Option<f64>) {
 }
 
 fn queueing(inputs: &Inputs, front: &Tier, back: &Tier) -> Option<PoolQueueing> {
-    let waits_ms = queue_waits_ms(front, back);
-    if (waits_ms.len() as f64) < LINKED_SHARE * front.transactions.len() as f64 {
-        return None;
-    }
+    let waits_ms = queue_waits_ms(front, back)?;
     let waiting = peak_waiting(front);
     let pool = back.connections.len();
     let queued = median(waits_ms.clone());
