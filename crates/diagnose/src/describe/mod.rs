@@ -16,7 +16,7 @@ use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use tcp::{ConnectionSummary, Direction, DirectionSummary};
-use transactions::Stretch;
+use transactions::{ConnectionLedger, Stretch};
 
 use crate::cause::Cause;
 use crate::charges::{CauseTotal, Context};
@@ -47,7 +47,7 @@ pub fn finding(
         Cause::SplitResponse => server::split_response(&facts),
         Cause::Chattiness => network::chattiness(&facts),
         Cause::PathLatency => network::path_latency(&facts),
-        Cause::BottleneckLink => network::bottleneck_link(&facts, inputs, context),
+        Cause::BottleneckLink => network::bottleneck_link(&facts, context),
         Cause::SlowStart => tcp_waits::slow_start(&facts),
         Cause::ServerThink => server::server_think(&facts, totals),
         Cause::PeriodicStalls => server::periodic_stalls(&facts, inputs),
@@ -123,13 +123,27 @@ impl<'a> Facts<'a> {
         }
     }
 
+    /// The summaries of the connections it touched, in their list's order
+    /// (read one after another, not as the costs' map happens to hold them).
+    fn touched_connections(&self) -> impl Iterator<Item = &'a ConnectionSummary> + '_ {
+        self.inputs
+            .connections
+            .iter()
+            .filter(|c| self.total.per_connection.contains_key(&c.id))
+    }
+
+    /// The ledgers of the connections it touched, in their list's order.
+    fn touched_ledgers(&self) -> impl Iterator<Item = &'a ConnectionLedger> + '_ {
+        self.inputs
+            .ledgers
+            .iter()
+            .filter(|ledger| self.total.per_connection.contains_key(&ledger.connection))
+    }
+
     /// Separate stretches charged to the cause's parts, over all connections.
     fn stretches(&self) -> u64 {
         *self.stretches.get_or_init(|| {
-            self.total
-                .per_connection
-                .keys()
-                .filter_map(|&id| self.inputs.ledger(id))
+            self.touched_ledgers()
                 .map(|ledger| {
                     self.cause
                         .evidence_parts()
@@ -145,10 +159,8 @@ impl<'a> Facts<'a> {
     /// it touched, where the capture timed any.
     fn round_trips(&self) -> Option<(f64, f64)> {
         spread(
-            self.total
-                .per_connection
-                .keys()
-                .filter_map(|&id| self.inputs.connection(id)?.rtt().known_round_trip_ms()),
+            self.touched_connections()
+                .filter_map(|c| c.rtt().known_round_trip_ms()),
         )
     }
 

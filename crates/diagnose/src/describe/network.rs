@@ -6,7 +6,7 @@ use tcp::{Direction, DirectionSummary, RttStats};
 use super::{capitalized, count, duration, round, with_text, Facts};
 use crate::charges::Context;
 use crate::queue::{self, queue_samples, QueuedPath};
-use crate::{Finding, Inputs};
+use crate::Finding;
 
 pub(super) fn chattiness(facts: &Facts) -> Finding {
     let rtt = facts.round_trip_ms();
@@ -59,7 +59,7 @@ pub(super) fn path_latency(facts: &Facts) -> Finding {
     found
 }
 
-pub(super) fn bottleneck_link(facts: &Facts, inputs: &Inputs, context: &Context) -> Finding {
+pub(super) fn bottleneck_link(facts: &Facts, context: &Context) -> Finding {
     let (sender, _) = facts.sender();
     let data = facts.sender_data();
     let queued_path = facts
@@ -84,7 +84,7 @@ pub(super) fn bottleneck_link(facts: &Facts, inputs: &Inputs, context: &Context)
     let path_least = queued_path.map_or(f64::INFINITY, |queued| queued.least_ms);
     let least = rtt.min_ms.unwrap_or(0.0).min(path_least);
     let typical = rtt.median_ms.unwrap_or(0.0);
-    let rate = shared_throughput(facts, inputs);
+    let rate = shared_throughput(facts);
     let mut found = with_text(
         facts.kind,
         format!(
@@ -150,15 +150,10 @@ fn path_round_trips(data: &DirectionSummary) -> RttStats {
 
 /// The rate of all the connections a cause touched, together, in the
 /// direction of the example's sender: connections sharing a link share its rate.
-fn shared_throughput(facts: &Facts, inputs: &Inputs) -> Option<f64> {
+fn shared_throughput(facts: &Facts) -> Option<f64> {
     let from_server = facts.stretch.map(|s| s.ended_by) == Some(Direction::ServerToClient);
     let (mut bytes, mut first, mut last) = (0u64, i64::MAX, i64::MIN);
-    for c in facts
-        .total
-        .per_connection
-        .keys()
-        .filter_map(|&id| inputs.connection(id))
-    {
+    for c in facts.touched_connections() {
         let data = if from_server {
             &c.server_to_client
         } else {
