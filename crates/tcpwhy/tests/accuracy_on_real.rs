@@ -15,8 +15,8 @@ use crate::common;
 use crate::common::scoring::described;
 
 /// Problem captures of the shared part whose top finding was right, as last
-/// measured (17 of 20): fewer is a regression.
-const RIGHT_PROBLEMS_FLOOR: usize = 17;
+/// measured (18 of 20): fewer is a regression.
+const RIGHT_PROBLEMS_FLOOR: usize = 18;
 /// Healthy captures of the shared part with no loud finding, as last
 /// measured (32 of 32).
 const QUIET_HEALTHY_FLOOR: usize = 32;
