@@ -13,6 +13,8 @@ use rustc_hash::FxHashMap;
 use tcp::ConnectionSummary;
 use transactions::{Part, Transaction};
 
+use crate::HOST_REACTION_MS;
+
 /// Identifies one action among a capture's.
 pub type ActionId = u32;
 
@@ -28,6 +30,8 @@ pub fn of(connections: &[ConnectionSummary], transactions: &[Transaction]) -> Ve
         .iter()
         .map(|t| {
             let round_trip = round_trips.get(&t.connection).copied().unwrap_or(0.0);
+            // A program asking again within a round trip and a host's time
+            // to act did not stop, however short the path.
             let follows = t.index > 1 && clients_own_time_ms(t) <= round_trip + HOST_REACTION_MS;
             match current.get(&t.connection) {
                 Some(&action) if follows => action,
@@ -41,11 +45,6 @@ pub fn of(connections: &[ConnectionSummary], transactions: &[Transaction]) -> Ve
         })
         .collect()
 }
-
-/// A host's own time to act on what it received (see
-/// [`tcp::stack::HOST_REACTION_NS`]): a program asking again this soon did
-/// not stop, however short the path.
-const HOST_REACTION_MS: f64 = tcp::stack::HOST_REACTION_NS as f64 / 1e6;
 
 /// The time the client took of its own before and while asking: between
 /// the answer before and this request, and inside the request where no one

@@ -42,6 +42,10 @@ pub use evidence::Evidence;
 pub use finding::Finding;
 pub use kind::FindingKind;
 
+/// A host's own time to act on what it received
+/// ([`tcp::stack::HOST_REACTION_NS`]), in the ledger's milliseconds.
+const HOST_REACTION_MS: f64 = tcp::stack::HOST_REACTION_NS as f64 / 1e6;
+
 /// How much a finding matters; see [`rules::severity`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, record::Columns)]
 #[serde(rename_all = "snake_case")]
@@ -107,7 +111,6 @@ impl Inputs<'_> {
     /// [`rules::PATTERN_REPEATS`] of them, longer on average than a host's
     /// reaction.
     fn shows_by_recurrence(&self, cause: Cause) -> bool {
-        const HOST_REACTION_MS: f64 = tcp::stack::HOST_REACTION_NS as f64 / 1e6;
         cause.is_shown_by_recurring_waits()
             && self.ledgers.iter().any(|ledger| {
                 cause.evidence_parts().iter().any(|&part| {
