@@ -174,8 +174,8 @@ fn planned(surveys: &[FileSurvey]) -> PyResult<pipeline::Plan> {
 #[pyfunction]
 fn plan_files(surveys_bytes: Vec<Vec<u8>>) -> PyResult<(Vec<u64>, Option<i64>)> {
     let plan = planned(&surveys(&surveys_bytes)?)?;
-    let first_ns = plan.first_segment_ns();
-    Ok((plan.frame_offsets, first_ns))
+    let first_segment_ns = plan.first_segment_ns();
+    Ok((plan.frame_offsets, first_segment_ns))
 }
 
 /// The per-connection stages over segment records given in frame order,
@@ -188,14 +188,14 @@ struct PartAnalyzer {
 
 #[pymethods]
 impl PartAnalyzer {
-    /// For `files` files whose first TCP segment came at `first_ns`.
+    /// For `files` files whose first TCP segment came at `first_segment_ns`.
     #[new]
-    #[pyo3(signature = (first_ns, files, memory_bytes=None))]
-    fn new(first_ns: Option<i64>, files: usize, memory_bytes: Option<u64>) -> Self {
+    #[pyo3(signature = (first_segment_ns, files, memory_bytes=None))]
+    fn new(first_segment_ns: Option<i64>, files: usize, memory_bytes: Option<u64>) -> Self {
         PartAnalyzer {
             analyzer: Mutex::new(Some(pipeline::PartAnalyzer::new(
                 stages(memory_bytes),
-                first_ns,
+                first_segment_ns,
                 files,
             ))),
         }

@@ -33,7 +33,7 @@ class FileDecoder:
 class PartAnalyzer:
     """The per-connection stages over segment records in frame order."""
 
-    def __init__(self, first_ns: Optional[int], files: int, memory_bytes: Optional[int] = None) -> None: ...
+    def __init__(self, first_segment_ns: Optional[int], files: int, memory_bytes: Optional[int] = None) -> None: ...
     def add(self, stream: bytes) -> None:
         """Segment records as Arrow IPC stream bytes."""
     def finish(self) -> bytes:

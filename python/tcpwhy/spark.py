@@ -72,14 +72,14 @@ def analyze(
     decoded = decoded.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         surveys = _surveys(decoded)
-        frame_offsets, first_ns = plan_files(surveys)
+        frame_offsets, first_segment_ns = plan_files(surveys)
         offset_of_file = F.element_at(F.array(*[F.lit(offset) for offset in frame_offsets]), F.col("file") + 1)
         segments = (
             decoded.where(F.col("survey").isNull())
             .drop("survey")
             .withColumn("frame", F.col("frame") + offset_of_file)
         )
-        analyze_part = functools.partial(_analyze_part, first_ns, len(names), memory_bytes)
+        analyze_part = functools.partial(_analyze_part, first_segment_ns, len(names), memory_bytes)
         parts = (
             segments.repartition(partitions or spark.sparkContext.defaultParallelism, "flow")
             .sortWithinPartitions("frame")
@@ -174,13 +174,13 @@ def _decode_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
 
 
 def _analyze_part(
-    first_ns: Optional[int],
+    first_segment_ns: Optional[int],
     files: int,
     memory_bytes: Optional[int],
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """The per-connection stages over one group's records, in frame order."""
-    analyzer = PartAnalyzer(first_ns, files, memory_bytes)
+    analyzer = PartAnalyzer(first_segment_ns, files, memory_bytes)
     for batch in batches:
         analyzer.add(_stream_bytes(batch))
     yield pa.RecordBatch.from_pylist([{"part": analyzer.finish()}], schema=_PART)
