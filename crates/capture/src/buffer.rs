@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
+use crate::mapped::MappedFile;
 use crate::pager::{MapAhead, Releaser};
 
 /// Big enough that refills are rare; records are parsed where they lie.
@@ -75,6 +76,22 @@ impl StreamBuffer {
         match &self.backing {
             Backing::Mapped { releaser, .. } => Some(releaser.map_ahead()),
             Backing::Stream { .. } => None,
+        }
+    }
+
+    /// For a mapped file: its bytes, to hand on by place.
+    pub fn mapped_file(&self) -> Option<MappedFile> {
+        match &self.backing {
+            Backing::Mapped { map, .. } => Some(MappedFile::new(Arc::clone(map))),
+            Backing::Stream { .. } => None,
+        }
+    }
+
+    /// For a mapped file: keeps its pages from `offset` on mapped (see
+    /// [`MergedReader::hold_from`](crate::MergedReader::hold_from)).
+    pub fn hold_from(&mut self, offset: Option<usize>) {
+        if let Backing::Mapped { releaser, .. } = &mut self.backing {
+            releaser.hold_from(offset);
         }
     }
 

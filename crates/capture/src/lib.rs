@@ -98,6 +98,7 @@ impl fmt::Display for CaptureError {
 impl std::error::Error for CaptureError {}
 
 mod buffer;
+mod mapped;
 mod merge;
 mod pager;
 mod pcap;
@@ -106,6 +107,7 @@ mod pcapng;
 mod tests;
 mod unzstd;
 
+pub use mapped::MappedFile;
 pub use merge::MergedReader;
 pub use pager::MapAhead;
 
@@ -419,6 +421,18 @@ impl CaptureReader {
     /// for another thread to call (see [`MapAhead`]).
     pub fn map_ahead(&self) -> Option<MapAhead> {
         self.buffer.map_ahead()
+    }
+
+    /// For a file read in place (mapped, not decompressed): its bytes, so
+    /// that a frame's can be handed on by place.
+    pub fn mapped_file(&self) -> Option<MappedFile> {
+        self.buffer.mapped_file()
+    }
+
+    /// Keeps the pages of a mapped file from `offset` on mapped, behind the
+    /// reader too, until told another offset (None: none kept).
+    pub fn hold_from(&mut self, offset: Option<usize>) {
+        self.buffer.hold_from(offset);
     }
 
     /// Bytes taken from the file so far (compressed bytes for compressed input).

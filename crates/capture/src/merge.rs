@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::{open, CaptureError, CaptureReader, Frame, MapAhead};
+use crate::{open, CaptureError, CaptureReader, Frame, MapAhead, MappedFile};
 
 /// Reads several files as one capture, always taking the earliest next frame
 /// (ties go to the earlier file). Frames are renumbered from 1. Of several
@@ -19,6 +19,8 @@ pub struct MergedReader {
     /// The reader that handed out the last frame, to be queued again.
     last: Option<usize>,
     frames: u64,
+    /// How many files were given.
+    files: usize,
     /// Several files were given: they are merged, and a failed one left behind.
     merging: bool,
     /// The files that failed, by their place among the files given.
@@ -34,6 +36,7 @@ impl MergedReader {
             queue: BinaryHeap::with_capacity(paths.len()),
             last: None,
             frames: 0,
+            files: paths.len(),
             merging: paths.len() > 1,
             failures: Vec::new(),
         };
@@ -113,6 +116,25 @@ impl MergedReader {
         match self.readers.as_slice() {
             [reader] if !self.merging => reader.map_ahead(),
             _ => None,
+        }
+    }
+
+    /// Each file's bytes by its place among the files given, where it is
+    /// read in place (see [`CaptureReader::mapped_file`]); None for the others.
+    pub fn mapped_files(&self) -> Vec<Option<MappedFile>> {
+        let mut files = vec![None; self.files];
+        for (reader, &source) in self.readers.iter().zip(&self.sources) {
+            files[source] = reader.mapped_file();
+        }
+        files
+    }
+
+    /// Keeps the pages of the file at `source` among those given mapped
+    /// from `offset` on (see [`CaptureReader::hold_from`]): a holder of
+    /// places in it reads them after the reader has moved on.
+    pub fn hold_from(&mut self, source: usize, offset: Option<usize>) {
+        if let Some(index) = self.sources.iter().position(|&at| at == source) {
+            self.readers[index].hold_from(offset);
         }
     }
 

@@ -22,6 +22,8 @@ pub(crate) struct Releaser {
     /// Where the pages still mapped into this process begin; shared with
     /// [`MapAhead`], which must not map pages back in behind it.
     released: Arc<AtomicUsize>,
+    /// Where the pages that a holder of the file's places still reads begin.
+    held_from: usize,
 }
 
 impl Releaser {
@@ -29,7 +31,14 @@ impl Releaser {
         Releaser {
             map,
             released: Arc::new(AtomicUsize::new(0)),
+            held_from: usize::MAX,
         }
+    }
+
+    /// Keeps the pages from `offset` on mapped (all of them, with None)
+    /// until told otherwise.
+    pub(crate) fn hold_from(&mut self, offset: Option<usize>) {
+        self.held_from = offset.unwrap_or(usize::MAX);
     }
 
     /// A handle that maps pages ahead of the reader this releaser follows.
@@ -41,11 +50,12 @@ impl Releaser {
         }
     }
 
-    /// Releases whole steps of pages before `offset`, which the reader has left.
+    /// Releases whole steps of pages before `offset`, which the reader has
+    /// left, and before the pages held.
     pub(crate) fn release_before(&mut self, offset: usize) {
-        let left = offset / PAGE * PAGE;
+        let left = offset.min(self.held_from) / PAGE * PAGE;
         let released = self.released.load(Ordering::SeqCst);
-        if left - released < RELEASE_STEP {
+        if left.saturating_sub(released) < RELEASE_STEP {
             return;
         }
         // Said before it is done, so [`MapAhead`] maps none of these pages
@@ -94,5 +104,44 @@ impl MapAhead {
                 release(&self.map, start, released.min(self.mapped));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapped(len: usize) -> Arc<Mmap> {
+        let path = std::env::temp_dir().join(format!("pager-{}-{len}", std::process::id()));
+        std::fs::write(&path, vec![7u8; len]).expect("file written");
+        let file = std::fs::File::open(&path).expect("file opened");
+        // Safety: the file is this test's own, and unchanged while mapped.
+        let map = unsafe { Mmap::map(&file) }.expect("file mapped");
+        let _ = std::fs::remove_file(path);
+        Arc::new(map)
+    }
+
+    #[test]
+    fn pages_held_are_released_only_once_let_go() {
+        let mut releaser = Releaser::new(mapped(16 << 20));
+        releaser.hold_from(Some(1 << 20));
+        releaser.release_before(12 << 20);
+        assert_eq!(
+            releaser.released.load(Ordering::SeqCst),
+            0,
+            "held from 1 MB on"
+        );
+        releaser.hold_from(Some(9 << 20));
+        releaser.release_before(12 << 20);
+        assert_eq!(releaser.released.load(Ordering::SeqCst), 9 << 20);
+        releaser.hold_from(None);
+        releaser.release_before(12 << 20);
+        assert_eq!(
+            releaser.released.load(Ordering::SeqCst),
+            9 << 20,
+            "less than a step since"
+        );
+        releaser.release_before(13 << 20);
+        assert_eq!(releaser.released.load(Ordering::SeqCst), 13 << 20);
     }
 }

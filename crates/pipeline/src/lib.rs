@@ -14,7 +14,9 @@
 //! The pieces: `result` holds what a pass produced ([`Analysis`]) and
 //! `notes` what the reader should know to trust it ([`Note`]); `counts`
 //! what reading counts; `threads` runs the reading and tracking threads,
-//! `shards` the reader and the tracking threads of a split;
+//! `shards` the reader and the tracking threads of a split, and `payloads`
+//! hands the segments' payloads from one to the other (by place in a
+//! mapped file, which the reader keeps mapped until they are read);
 //! [`Analyzer`] is the stages fed segment by segment; `stop` ends the work
 //! early on a signal.
 
@@ -24,6 +26,7 @@ mod counts;
 pub mod files;
 mod notes;
 pub mod part;
+mod payloads;
 mod result;
 mod select;
 mod shards;

@@ -14,7 +14,6 @@
 //! [`tcp::DropsSeen`]): the result is the one thread's, whatever the count.
 
 use std::hash::{Hash, Hasher};
-use std::ops::Range;
 use std::sync::mpsc;
 use std::thread;
 
@@ -26,6 +25,7 @@ use tcp::{CaptureDrops, DropsSeen, Event, HostNumbering, SweepClock};
 use crate::analyzer::{headers_of, Analyzer};
 use crate::copies::{CopyFilter, Matched};
 use crate::part::{combine, conclude_telling, Part};
+use crate::payloads::{files_of, Files, Holds, PayloadAt, Payloads};
 use crate::stop::stop_requested;
 use crate::threads::map_ahead_of_reader;
 use crate::{Analysis, ReadCounts, ReadProgress, Stages, DEFAULT_MEMORY_BYTES};
@@ -36,6 +36,12 @@ const BATCH: usize = 2048;
 const BATCH_PAYLOAD_BYTES: usize = 256 * 1024;
 /// Batches in flight per shard; bounds the memory between the threads.
 const QUEUE_DEPTH: usize = 4;
+/// How far a batch being filled may hold the reader's pages behind it
+/// before it is sent as it is: a shard that is seldom given a segment must
+/// not keep the whole file mapped.
+const STALE_BYTES: usize = 4 << 20;
+/// How often, in bytes read, the reader looks for stale batches.
+const STALE_CHECK_BYTES: usize = 1 << 20;
 
 /// Whether the capture can be read in `stages.shards` shards: more than one
 /// asked for, every segment analysed (a selection reads connection ids,
@@ -129,11 +135,11 @@ struct ShardEnd {
 /// A shard's work, in the capture's order.
 enum Item {
     /// A segment, with what its host numbered last on another flow, and
-    /// where its payload lies in the batch's `payloads`.
+    /// where its payload lies.
     Segment {
         segment: Segment,
         elsewhere: Option<u16>,
-        payload: Range<usize>,
+        payload: PayloadAt,
     },
     /// The table is swept at this time.
     Sweep(i64),
@@ -141,22 +147,29 @@ enum Item {
 
 struct Batch {
     items: Vec<Item>,
-    payloads: Vec<u8>,
+    payloads: Payloads,
     /// The capture's first segment's time: where the timeline starts.
     first_ns: Option<i64>,
 }
 
 impl Batch {
-    fn new() -> Self {
+    fn new(files: Files) -> Self {
         Batch {
             items: Vec::with_capacity(BATCH),
-            payloads: Vec::new(),
+            payloads: Payloads::new(files),
             first_ns: None,
         }
     }
 
     fn is_full(&self) -> bool {
-        self.items.len() >= BATCH || self.payloads.len() >= BATCH_PAYLOAD_BYTES
+        self.items.len() >= BATCH || self.payloads.bytes() >= BATCH_PAYLOAD_BYTES
+    }
+
+    /// Whether the batch holds a place in `file` more than [`STALE_BYTES`]
+    /// before `place`.
+    fn is_stale(&self, file: usize, place: usize) -> bool {
+        self.payloads.first_held()[file]
+            .is_some_and(|held| place.saturating_sub(held) > STALE_BYTES)
     }
 }
 
@@ -178,14 +191,16 @@ fn read_in_shards<P: ReadProgress>(
     if let Some(reached) = &reached {
         let _ = reached.send(0);
     }
-    let mut dispatch = Dispatch::new(paths.len(), stages, senders, recycled);
+    let mut dispatch = Dispatch::new(files_of(&reader), stages, senders, recycled);
     let error = loop {
         let frame = match reader.next_frame() {
             Ok(Some(frame)) => frame,
             Ok(None) => break None,
             Err(error) => break Some(error),
         };
-        if dispatch.frame(&frame) {
+        let sent = dispatch.frame(&frame);
+        dispatch.tell_holds(&mut reader);
+        if sent {
             let read_up_to = reader.bytes_read();
             progress.update(read_up_to);
             if let Some(reached) = &reached {
@@ -266,25 +281,38 @@ struct Dispatch {
     batches: Vec<Batch>,
     senders: Vec<mpsc::SyncSender<Batch>>,
     recycled: Vec<mpsc::Receiver<Batch>>,
+    /// Emptied batches handed back, for the next to fill.
+    spare: Vec<Batch>,
+    files: Files,
+    holds: Holds,
+    /// The places the batches hold changed since the reader was last told.
+    holds_changed: bool,
+    /// Per file, where the reader looks for stale batches next.
+    next_stale_check: Vec<usize>,
     counts: ReadCounts,
 }
 
 impl Dispatch {
     fn new(
-        files: usize,
+        files: Files,
         stages: &Stages,
         senders: Vec<mpsc::SyncSender<Batch>>,
         recycled: Vec<mpsc::Receiver<Batch>>,
     ) -> Self {
         Dispatch {
-            copies: (files > 1).then(CopyFilter::default),
+            copies: (files.len() > 1).then(CopyFilter::default),
             keep_payloads: stages.wants_transactions(),
             hosts: HostNumbering::default(),
             sweeps: SweepClock::default(),
             first_ns: None,
-            batches: senders.iter().map(|_| Batch::new()).collect(),
+            batches: senders.iter().map(|_| Batch::new(files.clone())).collect(),
+            holds: Holds::new(senders.len(), &files),
             senders,
             recycled,
+            spare: Vec::new(),
+            holds_changed: false,
+            next_stale_check: vec![0; files.len()],
+            files,
             counts: ReadCounts::default(),
         }
     }
@@ -321,14 +349,16 @@ impl Dispatch {
         let elsewhere = self.hosts.note(&segment);
         let shard = shard_of(&segment, self.batches.len());
         let batch = &mut self.batches[shard];
-        let start = batch.payloads.len();
-        if self.keep_payloads {
-            batch.payloads.extend_from_slice(payload);
-        }
+        let payload = if self.keep_payloads {
+            batch.payloads.add(frame.source, payload)
+        } else {
+            PayloadAt::NONE
+        };
+        self.holds_changed |= batch.payloads.is_first_hold(payload);
         batch.items.push(Item::Segment {
             segment,
             elsewhere,
-            payload: start..batch.payloads.len(),
+            payload,
         });
         let mut sent = false;
         if let Some(now) = self.sweeps.after(segment.timestamp_ns) {
@@ -337,23 +367,70 @@ impl Dispatch {
                 sent |= self.send_if_full(shard);
             }
         }
-        sent | self.send_if_full(shard)
+        sent |= self.send_if_full(shard);
+        if let PayloadAt::InFile { file, start, .. } = payload {
+            sent |= self.send_stale(file as usize, start);
+        }
+        sent
     }
 
     fn send_if_full(&mut self, shard: usize) -> bool {
-        if !self.batches[shard].is_full() {
+        let full = self.batches[shard].is_full();
+        if full {
+            self.send(shard);
+        }
+        full
+    }
+
+    /// Sends, as they are, the batches that hold places in `file` far
+    /// behind `place`, where the reader is; true when it sent any.
+    fn send_stale(&mut self, file: usize, place: usize) -> bool {
+        if place < self.next_stale_check[file] {
             return false;
         }
-        let next = self.recycled[shard]
-            .try_recv()
-            .unwrap_or_else(|_| Batch::new());
+        self.next_stale_check[file] = place + STALE_CHECK_BYTES;
+        let mut sent = false;
+        for shard in 0..self.batches.len() {
+            if self.batches[shard].is_stale(file, place) {
+                self.send(shard);
+                sent = true;
+            }
+        }
+        sent
+    }
+
+    fn send(&mut self, shard: usize) {
+        self.take_returned();
+        let next = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| Batch::new(self.files.clone()));
         let full = std::mem::replace(&mut self.batches[shard], next);
+        self.holds.sent(shard, full.payloads.first_held());
         // A shard that has gone has stopped early and will tell no more.
         let _ = self.senders[shard].send(Batch {
             first_ns: self.first_ns,
             ..full
         });
-        true
+    }
+
+    /// Takes back the batches the shards have emptied.
+    fn take_returned(&mut self) {
+        for (shard, recycled) in self.recycled.iter().enumerate() {
+            for emptied in recycled.try_iter() {
+                self.holds.returned(shard);
+                self.holds_changed = true;
+                self.spare.push(emptied);
+            }
+        }
+    }
+
+    /// Tells `reader` which pages the batches still hold, when that changed.
+    fn tell_holds(&mut self, reader: &mut MergedReader) {
+        if std::mem::take(&mut self.holds_changed) {
+            let filling = self.batches.iter().map(|batch| batch.payloads.first_held());
+            self.holds.tell(reader, filling);
+        }
     }
 }
 
@@ -391,9 +468,7 @@ fn run_shard(
                     segment,
                     elsewhere,
                     payload,
-                } => {
-                    analyzer.segment_in_shard(segment, &batch.payloads[payload.clone()], *elsewhere)
-                }
+                } => analyzer.segment_in_shard(segment, batch.payloads.get(*payload), *elsewhere),
                 Item::Sweep(now) => analyzer.sweep_at(*now),
             }
         }

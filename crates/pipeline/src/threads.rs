@@ -13,6 +13,7 @@ use tcp::{Event, SegmentView};
 
 use crate::analyzer::{headers_of, Analyzer};
 use crate::copies::{CopyFilter, Matched};
+use crate::payloads::{files_of, Files, Holds, PayloadAt, Payloads};
 use crate::stop::stop_requested;
 use crate::{Analysis, ReadCounts, ReadProgress, Stages};
 
@@ -29,9 +30,8 @@ const QUEUE_DEPTH: usize = 4;
 /// Frames decoded on the reading thread, on their way to the tracking one.
 struct Batch {
     decoded: Vec<Decoded>,
-    /// The segments' captured payloads, copied out of the frames when the
-    /// transactions read them.
-    payloads: Vec<u8>,
+    /// The segments' captured payloads, when the transactions read them.
+    payloads: Payloads,
     /// Frames left out as copies of packets another file captured.
     copies: u64,
 }
@@ -39,51 +39,52 @@ struct Batch {
 struct Decoded {
     timestamp_ns: i64,
     segment: Result<Segment, Skip>,
-    /// Where the segment's payload lies in the batch's `payloads`.
-    payload: std::ops::Range<usize>,
-}
-
-impl Default for Batch {
-    fn default() -> Self {
-        Batch::new()
-    }
+    payload: PayloadAt,
 }
 
 impl Batch {
-    fn new() -> Self {
+    fn new(files: Files) -> Self {
         Batch {
             decoded: Vec::with_capacity(BATCH),
-            payloads: Vec::new(),
+            payloads: Payloads::new(files),
             copies: 0,
         }
     }
 
     /// Decodes `frame` into the batch, unless `copies` knows its packet
-    /// from another file, copying its payload when `keep_payloads`.
-    fn push(&mut self, frame: &Frame, copies: Option<&mut CopyFilter>, keep_payloads: bool) {
+    /// from another file, with its payload when `keep_payloads`; true when
+    /// that payload is the first place the batch holds in its file.
+    fn push(
+        &mut self,
+        frame: &Frame,
+        copies: Option<&mut CopyFilter>,
+        keep_payloads: bool,
+    ) -> bool {
         let headers = headers_of(*frame);
         let segment = decode::decode(&headers);
         if let (Ok(segment), Some(copies)) = (&segment, copies) {
             if copies.is_copy(segment, segment.payload(frame.data)) {
                 self.copies += 1;
-                return;
+                return false;
             }
         }
-        let start = self.payloads.len();
-        if let (Ok(segment), true) = (&segment, keep_payloads) {
-            self.payloads
-                .extend_from_slice(segment.whole_payload(headers.data.len(), frame.data));
-        }
-        let payload = start..self.payloads.len();
+        let payload = match (&segment, keep_payloads) {
+            (Ok(segment), true) => self.payloads.add(
+                frame.source,
+                segment.whole_payload(headers.data.len(), frame.data),
+            ),
+            _ => PayloadAt::NONE,
+        };
         self.decoded.push(Decoded {
             timestamp_ns: frame.timestamp_ns,
             segment,
             payload,
         });
+        self.payloads.is_first_hold(payload)
     }
 
     fn is_full(&self) -> bool {
-        self.decoded.len() == BATCH || self.payloads.len() >= BATCH_PAYLOAD_BYTES
+        self.decoded.len() == BATCH || self.payloads.bytes() >= BATCH_PAYLOAD_BYTES
     }
 
     fn clear(&mut self) {
@@ -109,7 +110,8 @@ pub fn analyze_observed(
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
     // Emptied batches go back to the reader, which then allocates none.
     let (recycler, recycled) = mpsc::channel::<Batch>();
-    let filling = Arc::new(Mutex::new(Batch::new()));
+    // Shared only when the input is a stream, whose payloads are copied.
+    let filling = Arc::new(Mutex::new(Batch::new(Files::default())));
     let reader_filling = Arc::clone(&filling);
     let copies = (paths.len() > 1).then(CopyFilter::default);
     let keep_payloads = stages.wants_transactions();
@@ -164,7 +166,7 @@ pub fn analyze_observed(
             read.count(decoded.timestamp_ns, &decoded.segment);
             analyzer.capture_starts_at(decoded.timestamp_ns);
             if let Ok(segment) = &decoded.segment {
-                let payload = &batch.payloads[decoded.payload.clone()];
+                let payload = batch.payloads.get(decoded.payload);
                 if let Some(view) = analyzer.segment(segment, payload) {
                     on_segment(&view, &read);
                 }
@@ -225,7 +227,8 @@ fn take_pending(filling: &Mutex<Batch>, receiver: &mpsc::Receiver<Batch>) -> Vec
     // The reader sends under the lock: whatever it sent before is queued now.
     let mut pending: Vec<Batch> = receiver.try_iter().collect();
     if !partial.decoded.is_empty() {
-        pending.push(std::mem::take(&mut *partial));
+        let files = partial.payloads.files().clone();
+        pending.push(std::mem::replace(&mut *partial, Batch::new(files)));
     }
     pending
 }
@@ -285,7 +288,10 @@ fn read<P: ReadProgress>(
     filling: Option<Arc<Mutex<Batch>>>,
 ) -> ReadEnd<P> {
     channels.tell_reached(0);
-    let mut own = Batch::new();
+    let files = files_of(&reader);
+    let mut holds = Holds::new(1, &files);
+    let mut own = Batch::new(files.clone());
+    let mut spare = Vec::new();
     let error = loop {
         let frame = match reader.next_frame() {
             Ok(Some(frame)) => frame,
@@ -294,15 +300,17 @@ fn read<P: ReadProgress>(
         };
         let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
         let batch = shared.as_deref_mut().unwrap_or(&mut own);
-        batch.push(&frame, copies.as_mut(), keep_payloads);
+        let holds_more = batch.push(&frame, copies.as_mut(), keep_payloads);
         if batch.is_full() {
             let read_up_to = reader.bytes_read();
             progress.update(read_up_to);
             channels.tell_reached(read_up_to);
-            let next = channels
-                .recycled
-                .try_recv()
-                .unwrap_or_else(|_| Batch::new());
+            for emptied in channels.recycled.try_iter() {
+                holds.returned(0);
+                spare.push(emptied);
+            }
+            let next = spare.pop().unwrap_or_else(|| Batch::new(files.clone()));
+            holds.sent(0, batch.payloads.first_held());
             if channels
                 .sender
                 .send(std::mem::replace(batch, next))
@@ -310,11 +318,15 @@ fn read<P: ReadProgress>(
             {
                 break None;
             }
+        } else if !holds_more {
+            continue;
         }
+        holds.tell(&mut reader, [batch.payloads.first_held()].into_iter());
     };
     let mut shared = filling.as_deref().map(|f| f.lock().expect("batch lock"));
     let batch = shared.as_deref_mut().unwrap_or(&mut own);
-    if channels.sender.send(std::mem::take(batch)).is_err() {
+    let last = std::mem::replace(batch, Batch::new(files));
+    if channels.sender.send(last).is_err() {
         // The analysis stopped early and will tell no more.
         progress.finish();
     }
