@@ -139,7 +139,8 @@ impl Analyzer {
     /// twice, counted by the tracker and left out.
     pub fn segment(&mut self, segment: &Segment, payload: &[u8]) -> Option<SegmentView> {
         let view = self.tracker.process(segment)?;
-        Some(self.after_tracker(segment, payload, view))
+        self.after_tracker(segment, payload, &view);
+        Some(view)
     }
 
     /// [`Analyzer::segment`] in a shard: `elsewhere` is what the reader's
@@ -151,7 +152,7 @@ impl Analyzer {
         elsewhere: Option<u16>,
     ) {
         if let Some(view) = self.tracker.process_in_shard(segment, elsewhere) {
-            self.after_tracker(segment, payload, view);
+            self.after_tracker(segment, payload, &view);
         }
     }
 
@@ -171,12 +172,7 @@ impl Analyzer {
     }
 
     /// The stages after the tracker, over a segment it did not leave out.
-    fn after_tracker(
-        &mut self,
-        segment: &Segment,
-        payload: &[u8],
-        view: SegmentView,
-    ) -> SegmentView {
+    fn after_tracker(&mut self, segment: &Segment, payload: &[u8], view: &SegmentView) {
         self.tcp_segments += 1;
         if let Some(opened) = &mut self.opened {
             if view.connection == opened.len() as u64 {
@@ -184,8 +180,8 @@ impl Analyzer {
             }
         }
         if let Some(selecting) = &mut self.selecting {
-            if !selecting.keeps(segment, &view) {
-                return view;
+            if !selecting.keeps(segment, view) {
+                return;
             }
         }
         self.selected_segments += 1;
@@ -194,12 +190,11 @@ impl Analyzer {
                 tcp::Direction::ClientToServer => segment.dst.port,
                 tcp::Direction::ServerToClient => segment.src.port,
             };
-            builder.observe(&view, payload, server_port);
+            builder.observe(view, payload, server_port);
         }
         if let Some(timeline) = &mut self.timeline {
-            count_segment(timeline, segment, &view);
+            count_segment(timeline, segment, view);
         }
-        view
     }
 
     /// The analysis events raised since the last call, in frame order:

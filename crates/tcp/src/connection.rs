@@ -377,22 +377,7 @@ impl Connection {
     }
 
     fn track_history(&mut self, segment: &Segment, direction: Direction, flagged: EventSet) {
-        let flags = segment.flags;
-        let retransmitted = flagged.resent();
-        let marks = [
-            flags.syn() && !flags.ack(),
-            flags.syn() && flags.ack(),
-            flags.ack() && !flags.syn() && segment.payload_len == 0 && !flags.fin() && !flags.rst(),
-            segment.payload_len > 0,
-            flags.fin(),
-            flags.rst(),
-            retransmitted && segment.payload_len > 0,
-            flagged.has(EventKind::ZeroWindow),
-        ];
-        let marked = HISTORY_LETTERS.iter().zip(marks).fold(
-            0,
-            |bits, (&(bit, _), hit)| if hit { bits | bit } else { bits },
-        );
+        let marked = history_marks(segment, flagged);
         let seen = &mut self.history_seen[direction.index()];
         if marked & !*seen == 0 {
             return;
@@ -503,6 +488,24 @@ impl Connection {
             _ => false,
         }
     }
+}
+
+/// The history letters `segment` shows, as their bits in [`HISTORY_LETTERS`].
+fn history_marks(segment: &Segment, flagged: EventSet) -> u8 {
+    let flags = segment.flags;
+    let data = segment.payload_len > 0;
+    let mark = |hit: bool, bit: u8| if hit { bit } else { 0 };
+    let handshake = if flags.syn() {
+        mark(!flags.ack(), 1 << 0) | mark(flags.ack(), 1 << 1)
+    } else {
+        mark(flags.ack() && !data && !flags.fin() && !flags.rst(), 1 << 2)
+    };
+    handshake
+        | mark(data, 1 << 3)
+        | mark(flags.fin(), 1 << 4)
+        | mark(flags.rst(), 1 << 5)
+        | mark(data && flagged.resent(), 1 << 6)
+        | mark(flagged.has(EventKind::ZeroWindow), 1 << 7)
 }
 
 /// Feeds the round-trip trackers; returns the sample this segment's ACK took

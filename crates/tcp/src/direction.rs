@@ -782,18 +782,25 @@ pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagg
     stats.data_packets += u64::from(rel.len > 0);
     stats.wire_bytes += u64::from(segment.wire_len);
     stats.payload_bytes += u64::from(rel.len);
-    let retransmitted = [
-        EventKind::Retransmission,
-        EventKind::FastRetransmission,
-        EventKind::SpuriousRetransmission,
-    ]
-    .iter()
-    .any(|&kind| flagged.has(kind));
-    if !retransmitted && !flagged.has(EventKind::OutOfOrder) {
+    if !flagged.resent() && !flagged.has(EventKind::OutOfOrder) {
         stats.unique_payload_bytes += u64::from(rel.len);
     }
+    if flagged != EventSet::default() {
+        count_events(stats, flagged);
+    }
+    stats.largest_segment = stats.largest_segment.max(u64::from(rel.len));
+    count_sack(stats, segment);
+    count_resend_run(fwd, segment, rel, flagged);
+    count_window(fwd, segment, rel);
+    count_zero_window_time(fwd, segment, flagged);
+    count_in_flight(fwd, rev, rel);
+    count_idle(fwd, segment.timestamp_ns);
+}
+
+/// Tallies the analysis events a segment raised.
+fn count_events(stats: &mut Counters, flagged: EventSet) {
     let retransmissions = &mut stats.retransmissions;
-    retransmissions.total += u64::from(retransmitted);
+    retransmissions.total += u64::from(flagged.resent());
     retransmissions.fast += u64::from(flagged.has(EventKind::FastRetransmission));
     retransmissions.spurious += u64::from(flagged.has(EventKind::SpuriousRetransmission));
     retransmissions.timeout += u64::from(flagged.has(EventKind::Retransmission));
@@ -807,13 +814,6 @@ pub fn count(fwd: &mut Half, rev: &Half, segment: &Segment, rel: Relative, flagg
     stats.window_full += u64::from(flagged.has(EventKind::WindowFull));
     stats.window_updates += u64::from(flagged.has(EventKind::WindowUpdate));
     stats.keep_alives += u64::from(flagged.has(EventKind::KeepAlive));
-    stats.largest_segment = stats.largest_segment.max(u64::from(rel.len));
-    count_sack(stats, segment);
-    count_resend_run(fwd, segment, rel, flagged);
-    count_window(fwd, segment, rel);
-    count_zero_window_time(fwd, segment, flagged);
-    count_in_flight(fwd, rev, rel);
-    count_idle(fwd, segment.timestamp_ns);
 }
 
 fn count_sack(stats: &mut Counters, segment: &Segment) {
