@@ -133,14 +133,34 @@ impl EventSet {
     /// (Wireshark's `tcp.analysis.retransmission` covers both, as it covers
     /// fast retransmissions, which are likewise one event).
     pub fn kinds(self) -> impl Iterator<Item = EventKind> {
-        // Most segments raise nothing: then there is nothing to look through.
-        let candidates: &[EventKind] = if self.0 == 0 { &[] } else { &ALL_KINDS };
-        let syn_retry = self.has(EventKind::SynRetransmission);
-        candidates.iter().copied().filter(move |&kind| {
-            self.has(kind) && !(syn_retry && kind == EventKind::Retransmission)
+        let mut reported = self.0;
+        if self.has(EventKind::SynRetransmission) {
+            reported &= !(1 << EventKind::Retransmission as u32);
+        }
+        // The kinds' bits by their place in `ALL_KINDS`, the order they are reported in.
+        let mut by_place = 0u32;
+        while reported != 0 {
+            by_place |= 1 << PLACE_OF_KIND[reported.trailing_zeros() as usize];
+            reported &= reported - 1;
+        }
+        std::iter::from_fn(move || {
+            let place = by_place.trailing_zeros() as usize;
+            by_place &= by_place.wrapping_sub(1);
+            ALL_KINDS.get(place).copied()
         })
     }
 }
+
+/// Each kind's place in `ALL_KINDS`, by the kind's discriminant.
+const PLACE_OF_KIND: [u8; ALL_KINDS.len()] = {
+    let mut places = [0; ALL_KINDS.len()];
+    let mut place = 0;
+    while place < ALL_KINDS.len() {
+        places[ALL_KINDS[place] as usize] = place as u8;
+        place += 1;
+    }
+    places
+};
 
 const ALL_KINDS: [EventKind; 16] = [
     EventKind::ReusedPorts,
@@ -160,3 +180,51 @@ const ALL_KINDS: [EventKind; 16] = [
     EventKind::SpuriousRetransmission,
     EventKind::Retransmission,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raised(kinds: &[EventKind]) -> EventSet {
+        let mut set = EventSet::default();
+        for &kind in kinds {
+            set.raise(kind);
+        }
+        set
+    }
+
+    #[test]
+    fn kinds_come_in_their_reported_order_whatever_the_order_raised() {
+        let set = raised(&[
+            EventKind::Retransmission,
+            EventKind::WindowUpdate,
+            EventKind::ReusedPorts,
+            EventKind::DuplicateAck,
+        ]);
+        let kinds: Vec<EventKind> = set.kinds().collect();
+        assert_eq!(
+            kinds,
+            [
+                EventKind::ReusedPorts,
+                EventKind::WindowUpdate,
+                EventKind::DuplicateAck,
+                EventKind::Retransmission
+            ]
+        );
+        assert_eq!(EventSet::default().kinds().count(), 0);
+    }
+
+    #[test]
+    fn a_syn_sent_again_is_no_retransmission_besides() {
+        let set = raised(&[EventKind::Retransmission, EventKind::SynRetransmission]);
+        let kinds: Vec<EventKind> = set.kinds().collect();
+        assert_eq!(kinds, [EventKind::SynRetransmission]);
+    }
+
+    #[test]
+    fn every_kind_is_reported() {
+        for &kind in &ALL_KINDS {
+            assert_eq!(raised(&[kind]).kinds().collect::<Vec<_>>(), [kind]);
+        }
+    }
+}
