@@ -220,10 +220,25 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
     Some(findings)
 }
 
+/// The middle value seen, the upper of the two middle ones of an even
+/// count; 0 for none.
 pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     if values.is_empty() {
         return 0.0;
     }
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    let middle = values.len() / 2;
+    *values.select_nth_unstable_by(middle, f64::total_cmp).1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn the_median_is_a_value_seen_the_upper_of_two_middles() {
+        assert_eq!(median(vec![9.0, 1.0, 5.0]), 5.0);
+        assert_eq!(median(vec![4.0, 8.0, 1.0, 2.0]), 4.0);
+        assert_eq!(median(vec![3.0, 3.0, 7.0, 3.0, 0.5]), 3.0);
+        assert_eq!(median(Vec::new()), 0.0);
+    }
 }
