@@ -912,6 +912,20 @@ fn edge_after(ack: &AckSeen) -> u32 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_fastest_paces_are_kept_in_order_and_the_slowest_of_them_is_the_links() {
+        let mut paces = FastestPaces::default();
+        assert_eq!(paces.link(), None);
+        for pace in [8.0, 3.0, 9.0, 5.0] {
+            paces.note(pace);
+        }
+        assert_eq!(paces.0, [3.0, 5.0, 8.0]);
+        paces.note(1.0);
+        paces.note(5.0);
+        assert_eq!(paces.0, [1.0, 3.0, 5.0]);
+        assert_eq!(paces.link(), Some(5.0));
+    }
+
     fn ack(at_ns: i64, before: u32, after: u32, window: u64, sent: u32) -> AckOfData {
         AckOfData {
             at_ns,
