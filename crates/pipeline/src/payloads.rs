@@ -94,10 +94,6 @@ impl Payloads {
         }
     }
 
-    pub(crate) fn files(&self) -> &Files {
-        &self.files
-    }
-
     /// Payload bytes held, in place or copied.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes

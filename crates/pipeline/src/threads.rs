@@ -110,7 +110,7 @@ pub fn analyze_observed(
     let (sender, receiver) = mpsc::sync_channel::<Batch>(QUEUE_DEPTH);
     // Emptied batches go back to the reader, which then allocates none.
     let (recycler, recycled) = mpsc::channel::<Batch>();
-    // Shared only when the input is a stream, whose payloads are copied.
+    // Shared only when the input is no single mapped file: its payloads are copied.
     let filling = Arc::new(Mutex::new(Batch::new(Files::default())));
     let reader_filling = Arc::clone(&filling);
     let copies = (paths.len() > 1).then(CopyFilter::default);
@@ -227,8 +227,10 @@ fn take_pending(filling: &Mutex<Batch>, receiver: &mpsc::Receiver<Batch>) -> Vec
     // The reader sends under the lock: whatever it sent before is queued now.
     let mut pending: Vec<Batch> = receiver.try_iter().collect();
     if !partial.decoded.is_empty() {
-        let files = partial.payloads.files().clone();
-        pending.push(std::mem::replace(&mut *partial, Batch::new(files)));
+        pending.push(std::mem::replace(
+            &mut *partial,
+            Batch::new(Files::default()),
+        ));
     }
     pending
 }
@@ -288,7 +290,13 @@ fn read<P: ReadProgress>(
     filling: Option<Arc<Mutex<Batch>>>,
 ) -> ReadEnd<P> {
     channels.tell_reached(0);
-    let files = files_of(&reader);
+    // A batch the tracking thread may take while it is being filled holds
+    // no place in the files: it is never sent, so never counted back.
+    let files = if filling.is_some() {
+        Files::default()
+    } else {
+        files_of(&reader)
+    };
     let mut holds = Holds::new(1, &files);
     let mut own = Batch::new(files.clone());
     let mut spare = Vec::new();
