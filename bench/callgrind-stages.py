@@ -27,7 +27,11 @@ STAGES = [
     ]),
     ("transactions and ledger", [r"transactions::Builder::observe", r"transactions::Builder::finish"]),
     ("timeline", [r"timeline::Timeline::\w+"]),
-    ("diagnose", [r"diagnose::diagnose"]),
+    # With the parts of the diagnosis it runs on a thread beside it.
+    ("diagnose", [
+        r"diagnose::diagnose", r"diagnose::patterns::context", r"diagnose::detectors::structural",
+        r"diagnose::describe::summary::summary",
+    ]),
 ]
 
 

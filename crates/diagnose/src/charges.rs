@@ -240,20 +240,41 @@ pub struct Context {
     pub loss_at_large: FxHashSet<(IpAddr, IpAddr)>,
 }
 
+/// What the charges read of the transactions besides the context: each
+/// one's connection, the action it belongs to, and the exchanges a client
+/// repeated.
+pub struct Turns<'a> {
+    transactions: &'a [Transaction],
+    by_id: FxHashMap<u64, &'a ConnectionSummary>,
+    actions: Vec<ActionId>,
+    repeated: FxHashSet<(u64, &'a str)>,
+}
+
+impl<'a> Turns<'a> {
+    pub fn of(connections: &'a [ConnectionSummary], transactions: &'a [Transaction]) -> Self {
+        let by_id: FxHashMap<u64, &ConnectionSummary> =
+            connections.iter().map(|c| (c.id, c)).collect();
+        Turns {
+            transactions,
+            actions: actions::of(connections, transactions),
+            repeated: repeated_exchanges(transactions, &by_id),
+            by_id,
+        }
+    }
+}
+
 /// Every cause's total, over all transactions, one transaction after another.
-pub fn charge(
-    connections: &[ConnectionSummary],
-    transactions: &[Transaction],
-    weights: &Weights,
-    context: &Context,
-) -> BTreeMap<Cause, CauseTotal> {
-    let by_id: FxHashMap<u64, &ConnectionSummary> = connections.iter().map(|c| (c.id, c)).collect();
-    let actions = actions::of(connections, transactions);
-    let repeated = repeated_exchanges(transactions, &by_id);
+pub fn charge(turns: &Turns, weights: &Weights, context: &Context) -> BTreeMap<Cause, CauseTotal> {
+    let Turns {
+        transactions,
+        by_id,
+        actions,
+        repeated,
+    } = turns;
     let mut totals: BTreeMap<Cause, CauseTotal> = BTreeMap::new();
-    for (t, &action) in transactions.iter().zip(&actions) {
+    for (t, &action) in transactions.iter().zip(actions) {
         let connection = by_id.get(&t.connection).copied();
-        let chatty = is_chatty(t, connection, &repeated);
+        let chatty = is_chatty(t, connection, repeated);
         let weight = weights.of_connection(t.connection);
         for (part, ms) in t.ledger.parts() {
             let shares = assign(part, ms, t, chatty, connection, context);

@@ -29,7 +29,7 @@ mod queue;
 pub mod rules;
 pub mod units;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use tcp::ConnectionSummary;
@@ -77,7 +77,7 @@ pub struct Inputs<'a> {
     pub unanswered_syns: &'a [tcp::UnansweredSyns],
     /// Asked during the longer steps: once it says true, the diagnosis
     /// gives up (the run was asked to stop and is out of time).
-    pub give_up: &'a dyn Fn() -> bool,
+    pub give_up: &'a (dyn Fn() -> bool + Sync),
 }
 
 impl Inputs<'_> {
@@ -138,17 +138,76 @@ impl Inputs<'_> {
 /// Every finding, the loudest first; within a severity failures first, then
 /// faults, then by the costliest action, then the costliest. None when [`Inputs::give_up`] stopped it.
 pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
-    let failed = detectors::FailedSetups::of(inputs);
-    let weights = charges::Weights::of(inputs.transactions, inputs.ledgers);
-    let total_ms = inputs.total_ms(&failed, &weights).max(f64::MIN_POSITIVE);
-    let context = patterns::context(inputs);
+    // What the charges read depends on the inputs alone: the capture-wide
+    // context on a thread of its own, the rest beside it.
+    let (context, (failed, weights, total_ms, turns)) = std::thread::scope(|scope| {
+        let context = scope.spawn(|| patterns::context(inputs));
+        let failed = detectors::FailedSetups::of(inputs);
+        let weights = charges::Weights::of(inputs.transactions, inputs.ledgers);
+        let total_ms = inputs.total_ms(&failed, &weights).max(f64::MIN_POSITIVE);
+        let turns = charges::Turns::of(inputs.connections, inputs.transactions);
+        (joined(context), (failed, weights, total_ms, turns))
+    });
     if (inputs.give_up)() {
         return None;
     }
-    let totals = charges::charge(inputs.connections, inputs.transactions, &weights, &context);
+    let totals = charges::charge(&turns, &weights, &context);
+    let setup_ms = totals
+        .get(&Cause::SetupFailure)
+        .map_or(0.0, |total| total.cost_ms);
+    // The findings of the causes, and those read from the whole capture,
+    // depend on the totals alone: each on a thread.
+    let ((mut findings, fault_kinds), more) = std::thread::scope(|scope| {
+        let more = scope.spawn(|| {
+            let mut more = detectors::structural(inputs, setup_ms, &failed, total_ms);
+            more.extend(describe::summary(inputs, &totals, &weights));
+            more
+        });
+        let caused = cause_findings(inputs, &totals, &context, total_ms);
+        (caused, joined(more))
+    });
+    findings.extend(more);
+    // Within a severity, what failed outright (requests, connections that
+    // never opened) comes first, then a fault that a person would notice
+    // (loud, or a tenth of a second on some action), then the time exchanges
+    // spend anyway (round trips, the server's work) where a person noticed
+    // it, before each side's own pace, which no one was shown to wait for;
+    // the rest by what its costliest action cost (a person notices per
+    // action, not a sum over actions), then by its time.
+    findings.sort_by(|a, b| {
+        let rank = |f: &Finding| {
+            let noticed = f.severity > Severity::Info
+                || f.figures.get("worst_action_ms").copied().unwrap_or(0.0) >= rules::NOTICED_MS;
+            let fault = noticed && fault_kinds.contains(&f.kind);
+            let waited_for = noticed && !f.kind.is_own_pace();
+            (f.severity, f.failed_outright(), fault, waited_for)
+        };
+        let worst_action = |f: &Finding| f.figures.get("worst_action_ms").copied().unwrap_or(0.0);
+        rank(b)
+            .cmp(&rank(a))
+            .then(worst_action(b).total_cmp(&worst_action(a)))
+            .then(b.cost_ms.total_cmp(&a.cost_ms))
+    });
+    Some(findings)
+}
+
+/// A thread's result, or its panic carried on.
+fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// A finding for each cause that matters, and the kinds of those that are faults.
+fn cause_findings(
+    inputs: &Inputs,
+    totals: &BTreeMap<Cause, charges::CauseTotal>,
+    context: &charges::Context,
+    total_ms: f64,
+) -> (Vec<Finding>, BTreeSet<FindingKind>) {
     let mut findings = Vec::new();
     let mut fault_kinds = BTreeSet::new();
-    for (&cause, total) in &totals {
+    for (&cause, total) in totals {
         let share = if cause.is_at_stake() {
             total.cost_ms / total_ms
         } else {
@@ -167,7 +226,7 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
         if share < rules::MATTERS_SHARE && severity == Severity::Info && !cause.is_incident() {
             continue;
         }
-        if let Some(mut found) = describe::finding(cause, total, inputs, &context, &totals) {
+        if let Some(mut found) = describe::finding(cause, total, inputs, context, totals) {
             // Shares are of one whole, the time at stake, which a side's own pace is not part of.
             found.share = if cause.is_at_stake() {
                 share.min(1.0)
@@ -191,33 +250,7 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
             findings.push(found);
         }
     }
-    let setup_ms = totals
-        .get(&Cause::SetupFailure)
-        .map_or(0.0, |total| total.cost_ms);
-    findings.extend(detectors::structural(inputs, setup_ms, &failed, total_ms));
-    findings.extend(describe::summary(inputs, &totals, &weights));
-    // Within a severity, what failed outright (requests, connections that
-    // never opened) comes first, then a fault that a person would notice
-    // (loud, or a tenth of a second on some action), then the time exchanges
-    // spend anyway (round trips, the server's work) where a person noticed
-    // it, before each side's own pace, which no one was shown to wait for;
-    // the rest by what its costliest action cost (a person notices per
-    // action, not a sum over actions), then by its time.
-    findings.sort_by(|a, b| {
-        let rank = |f: &Finding| {
-            let noticed = f.severity > Severity::Info
-                || f.figures.get("worst_action_ms").copied().unwrap_or(0.0) >= rules::NOTICED_MS;
-            let fault = noticed && fault_kinds.contains(&f.kind);
-            let waited_for = noticed && !f.kind.is_own_pace();
-            (f.severity, f.failed_outright(), fault, waited_for)
-        };
-        let worst_action = |f: &Finding| f.figures.get("worst_action_ms").copied().unwrap_or(0.0);
-        rank(b)
-            .cmp(&rank(a))
-            .then(worst_action(b).total_cmp(&worst_action(a)))
-            .then(b.cost_ms.total_cmp(&a.cost_ms))
-    });
-    Some(findings)
+    (findings, fault_kinds)
 }
 
 /// The middle value seen, the upper of the two middle ones of an even

@@ -99,8 +99,9 @@ struct Reading {
     /// are counted without being listed, and the output says how many.
     #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = units::size)]
     memory_bytes: u64,
-    /// Threads to analyse the connections on (one more reads the files);
-    /// the result is the same for any number. Standard input, a selection
+    /// Threads to analyse the connections on (one more reads the files, and
+    /// the diagnosis after the read runs on two); the result is the same
+    /// for any number. Standard input, a selection
     /// of traffic, `events` and `connection` run on one.
     #[arg(long, value_name = "N", default_value_t = cores(), value_parser = clap::value_parser!(u16).range(1..))]
     threads: u16,
