@@ -140,13 +140,14 @@ impl Inputs<'_> {
 pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
     // What the charges read depends on the inputs alone: the capture-wide
     // context on a thread of its own, the rest beside it.
-    let (context, (failed, weights, total_ms, turns)) = std::thread::scope(|scope| {
+    let (context, failed, weights, total_ms, turns) = std::thread::scope(|scope| {
         let context = scope.spawn(|| patterns::context(inputs));
         let failed = detectors::FailedSetups::of(inputs);
         let weights = charges::Weights::of(inputs.transactions, inputs.ledgers);
         let total_ms = inputs.total_ms(&failed, &weights).max(f64::MIN_POSITIVE);
         let turns = charges::Turns::of(inputs.connections, inputs.transactions);
-        (joined(context), (failed, weights, total_ms, turns))
+        let context = context.join().expect("the context's thread panicked");
+        (context, failed, weights, total_ms, turns)
     });
     if (inputs.give_up)() {
         return None;
@@ -164,7 +165,11 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
             more
         });
         let caused = cause_findings(inputs, &totals, &context, total_ms);
-        (caused, joined(more))
+        (
+            caused,
+            more.join()
+                .expect("the capture's findings' thread panicked"),
+        )
     });
     findings.extend(more);
     // Within a severity, what failed outright (requests, connections that
@@ -189,13 +194,6 @@ pub fn diagnose(inputs: &Inputs) -> Option<Vec<Finding>> {
             .then(b.cost_ms.total_cmp(&a.cost_ms))
     });
     Some(findings)
-}
-
-/// A thread's result, or its panic carried on.
-fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    thread
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// A finding for each cause that matters, and the kinds of those that are faults.

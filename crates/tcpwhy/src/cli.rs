@@ -101,8 +101,8 @@ struct Reading {
     memory_bytes: u64,
     /// Threads to analyse the connections on (one more reads the files, and
     /// the diagnosis after the read runs on two); the result is the same
-    /// for any number. Standard input, a selection
-    /// of traffic, `events` and `connection` run on one.
+    /// for any number. Standard input, a selection of traffic, `events` and
+    /// `connection` run on one.
     #[arg(long, value_name = "N", default_value_t = cores(), value_parser = clap::value_parser!(u16).range(1..))]
     threads: u16,
     #[command(flatten)]
