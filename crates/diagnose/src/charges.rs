@@ -74,7 +74,7 @@ pub struct CauseTotal {
     /// How many transactions it touched, each counted as many as it stands for.
     touched: f64,
     /// What it cost on each connection.
-    pub per_connection: FxHashMap<u64, f64>,
+    pub per_connection: CostByConnection,
     /// When each transaction it touched ran (ns).
     spans: Vec<(i64, i64)>,
 }
@@ -83,7 +83,11 @@ impl CauseTotal {
     /// Charges `ms` of `transaction`, which stands for `weight`
     /// transactions, to the cause. A transaction's charges all come before
     /// the next transaction's (see [`charge`]).
-    fn add(&mut self, transaction: &Transaction, action: ActionId, ms: f64, weight: f64) {
+    fn add(&mut self, at: Charged, action: ActionId, ms: f64, weight: f64) {
+        let Charged {
+            transaction,
+            connection,
+        } = at;
         self.cost_ms += ms * weight;
         let key = (transaction.connection, transaction.index);
         if self.last_charged != Some(key) {
@@ -96,10 +100,7 @@ impl CauseTotal {
         if let Some((_, cost)) = self.per_transaction.last_mut() {
             *cost += ms;
         }
-        *self
-            .per_connection
-            .entry(transaction.connection)
-            .or_default() += ms * weight;
+        self.per_connection.add(connection, ms * weight);
     }
 
     /// How many transactions it touched, in the whole capture.
@@ -141,12 +142,10 @@ impl CauseTotal {
         self.per_transaction.iter().map(|&(_, ms)| ms)
     }
 
-    /// The connection it cost most on.
-    pub fn example_connection(&self) -> Option<u64> {
-        self.per_connection
-            .iter()
-            .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
-            .map(|(&connection, _)| connection)
+    /// The connection it cost most on, of `connections` (those it was
+    /// charged with).
+    pub fn example_connection(&self, connections: &[ConnectionSummary]) -> Option<u64> {
+        self.per_connection.most_costly(connections)
     }
 
     /// What it cost in time a person waited: the sum, less the overlap of
@@ -172,6 +171,81 @@ impl CauseTotal {
 
     pub fn median_per_transaction_ms(&self) -> f64 {
         crate::median(self.costs().collect())
+    }
+}
+
+/// A transaction being charged, and where its connection's costs are kept.
+#[derive(Clone, Copy)]
+struct Charged<'a> {
+    transaction: &'a Transaction,
+    connection: ConnectionAt,
+}
+
+/// A connection as its costs are kept: at its summary's place in the
+/// connections' list, or by id when the memory budget left it unlisted.
+#[derive(Debug, Clone, Copy)]
+enum ConnectionAt {
+    Listed(usize),
+    Unlisted(u64),
+}
+
+/// What a cause cost on each connection it touched. Held by the
+/// connections' places, not hashed by id: the transactions are charged in
+/// capture order, and connections opened near each other sit near each
+/// other.
+#[derive(Debug, Default)]
+pub struct CostByConnection {
+    listed: Vec<Option<f64>>,
+    unlisted: FxHashMap<u64, f64>,
+    touched: usize,
+}
+
+impl CostByConnection {
+    fn add(&mut self, at: ConnectionAt, ms: f64) {
+        let (cost, first) = match at {
+            ConnectionAt::Listed(place) => {
+                if place >= self.listed.len() {
+                    self.listed.resize(place + 1, None);
+                }
+                let cost = &mut self.listed[place];
+                let first = cost.is_none();
+                (cost.get_or_insert(0.0), first)
+            }
+            ConnectionAt::Unlisted(id) => {
+                let first = !self.unlisted.contains_key(&id);
+                (self.unlisted.entry(id).or_default(), first)
+            }
+        };
+        *cost += ms;
+        self.touched += usize::from(first);
+    }
+
+    /// How many connections it touched.
+    pub fn len(&self) -> usize {
+        self.touched
+    }
+
+    /// Whether it touched the connection `id` of `connections` (those it
+    /// was charged with).
+    pub fn touches(&self, id: u64, connections: &[ConnectionSummary]) -> bool {
+        match crate::place_of(connections, id) {
+            Some(place) => matches!(self.listed.get(place), Some(Some(_))),
+            None => self.unlisted.contains_key(&id),
+        }
+    }
+
+    /// The connection it cost most on, the first of those that cost it alike.
+    fn most_costly(&self, connections: &[ConnectionSummary]) -> Option<u64> {
+        let listed = self
+            .listed
+            .iter()
+            .zip(connections)
+            .filter_map(|(cost, c)| Some((c.id, (*cost)?)));
+        let unlisted = self.unlisted.iter().map(|(&id, &cost)| (id, cost));
+        listed
+            .chain(unlisted)
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+            .map(|(id, _)| id)
     }
 }
 
@@ -245,20 +319,18 @@ pub struct Context {
 /// repeated.
 pub struct Turns<'a> {
     transactions: &'a [Transaction],
-    by_id: FxHashMap<u64, &'a ConnectionSummary>,
+    connections: &'a [ConnectionSummary],
     actions: Vec<ActionId>,
     repeated: FxHashSet<(u64, &'a str)>,
 }
 
 impl<'a> Turns<'a> {
     pub fn of(connections: &'a [ConnectionSummary], transactions: &'a [Transaction]) -> Self {
-        let by_id: FxHashMap<u64, &ConnectionSummary> =
-            connections.iter().map(|c| (c.id, c)).collect();
         Turns {
             transactions,
+            connections,
             actions: actions::of(connections, transactions),
-            repeated: repeated_exchanges(transactions, &by_id),
-            by_id,
+            repeated: repeated_exchanges(transactions, connections),
         }
     }
 }
@@ -267,20 +339,25 @@ impl<'a> Turns<'a> {
 pub fn charge(turns: &Turns, weights: &Weights, context: &Context) -> BTreeMap<Cause, CauseTotal> {
     let Turns {
         transactions,
-        by_id,
+        connections,
         actions,
         repeated,
     } = turns;
     let mut totals: BTreeMap<Cause, CauseTotal> = BTreeMap::new();
     for (t, &action) in transactions.iter().zip(actions) {
-        let connection = by_id.get(&t.connection).copied();
+        let place = crate::place_of(connections, t.connection);
+        let connection = place.map(|place| &connections[place]);
+        let at = Charged {
+            transaction: t,
+            connection: place.map_or(ConnectionAt::Unlisted(t.connection), ConnectionAt::Listed),
+        };
         let chatty = is_chatty(t, connection, repeated);
         let weight = weights.of_connection(t.connection);
         for (part, ms) in t.ledger.parts() {
             let shares = assign(part, ms, t, chatty, connection, context);
             for (cause, ms) in shares.into_iter().flatten() {
                 if ms > 0.0 {
-                    totals.entry(cause).or_default().add(t, action, ms, weight);
+                    totals.entry(cause).or_default().add(at, action, ms, weight);
                 }
             }
         }
@@ -291,12 +368,12 @@ pub fn charge(turns: &Turns, weights: &Weights, context: &Context) -> BTreeMap<C
             totals
                 .entry(Cause::DeadPeer)
                 .or_default()
-                .add(t, action, 0.0, weight);
+                .add(at, action, 0.0, weight);
         } else if lost_at_no_ones_cost(t, connection) {
             totals
                 .entry(Cause::PacketLoss)
                 .or_default()
-                .add(t, action, 0.0, weight);
+                .add(at, action, 0.0, weight);
         }
     }
     totals
@@ -437,11 +514,12 @@ fn loss(
 /// one's answer, at least a pattern's [`PATTERN_REPEATS`] times.
 fn repeated_exchanges<'a>(
     transactions: &'a [Transaction],
-    connections: &FxHashMap<u64, &ConnectionSummary>,
+    connections: &[ConnectionSummary],
 ) -> FxHashSet<(u64, &'a str)> {
     let mut turns: FxHashMap<(u64, &str), usize> = FxHashMap::default();
     for t in transactions {
-        let connection = connections.get(&t.connection).copied();
+        let connection =
+            crate::place_of(connections, t.connection).map(|place| &connections[place]);
         if follows_without_client_wait(t, connection) {
             *turns
                 .entry((t.connection, t.signature.as_str()))
@@ -537,5 +615,55 @@ mod tests {
         let widest = (i64::MIN, i64::MAX);
         assert_eq!(union_ns(&[widest, widest]), i128::from(u64::MAX));
         assert_eq!(length_ns((10, 0)), 0);
+    }
+
+    fn listed(ids: &[u64]) -> Vec<ConnectionSummary> {
+        ids.iter()
+            .map(|&id| ConnectionSummary {
+                id,
+                client: "10.0.0.1:40000".parse().unwrap(),
+                server: "10.0.0.2:80".parse().unwrap(),
+                roles_guessed: false,
+                first_frame: 1,
+                last_frame: 1,
+                first_ns: 0,
+                last_ns: 0,
+                duration_ms: 0.0,
+                state: tcp::ConnState::S1,
+                history: "S".into(),
+                close: tcp::Close {
+                    by: None,
+                    how: tcp::CloseHow::Open,
+                    frame: None,
+                },
+                handshake: tcp::Handshake::default(),
+                client_to_server: tcp::DirectionSummary::default(),
+                server_to_client: tcp::DirectionSummary::default(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn costs_by_connection_count_listed_and_unlisted_connections_and_name_the_costliest() {
+        // Connections 1 and 3 were left unlisted by the memory budget.
+        let connections = listed(&[0, 2, 4]);
+        let mut costs = CostByConnection::default();
+        let place = |id| {
+            crate::place_of(&connections, id)
+                .map_or(ConnectionAt::Unlisted(id), ConnectionAt::Listed)
+        };
+        for (id, ms) in [(4, 5.0), (3, 7.0), (4, 2.0), (0, 0.0), (3, 0.0)] {
+            costs.add(place(id), ms);
+        }
+        assert_eq!(costs.len(), 3);
+        let touched: Vec<u64> = (0..6)
+            .filter(|&id| costs.touches(id, &connections))
+            .collect();
+        assert_eq!(touched, [0, 3, 4]);
+        // 4 and 3 cost 7 ms each: the one with the lower id is named.
+        assert_eq!(costs.most_costly(&connections), Some(3));
+        costs.add(place(2), 7.0);
+        assert_eq!(costs.most_costly(&connections), Some(2));
+        assert_eq!(CostByConnection::default().most_costly(&connections), None);
     }
 }

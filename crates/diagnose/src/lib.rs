@@ -122,17 +122,22 @@ impl Inputs<'_> {
     }
 
     pub(crate) fn connection(&self, id: u64) -> Option<&ConnectionSummary> {
-        // Listed by id, which skips those the memory budget left unlisted.
-        let direct = self.connections.get(id as usize).filter(|c| c.id == id);
-        direct.or_else(|| {
-            let at = self.connections.binary_search_by_key(&id, |c| c.id).ok()?;
-            Some(&self.connections[at])
-        })
+        Some(&self.connections[place_of(self.connections, id)?])
     }
 
     pub(crate) fn ledger(&self, id: u64) -> Option<&ConnectionLedger> {
         ConnectionLedger::of(self.ledgers, id)
     }
+}
+
+/// Where the connection `id` stands in `connections`, which are listed by
+/// id with gaps where the memory budget left some unlisted.
+pub(crate) fn place_of(connections: &[ConnectionSummary], id: u64) -> Option<usize> {
+    let direct = connections
+        .get(id as usize)
+        .is_some_and(|c| c.id == id)
+        .then_some(id as usize);
+    direct.or_else(|| connections.binary_search_by_key(&id, |c| c.id).ok())
 }
 
 /// Every finding, the loudest first; within a severity failures first, then

@@ -101,7 +101,7 @@ struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     fn of(cause: Cause, total: &'a CauseTotal, inputs: &'a Inputs<'a>) -> Self {
-        let example_id = total.example_connection();
+        let example_id = total.example_connection(inputs.connections);
         let example = example_id.and_then(|id| inputs.connection(id));
         let stretch = example_id
             .and_then(|id| inputs.ledger(id))
@@ -126,18 +126,20 @@ impl<'a> Facts<'a> {
     /// The summaries of the connections it touched, in their list's order
     /// (read one after another, not as the costs' map happens to hold them).
     fn touched_connections(&self) -> impl Iterator<Item = &'a ConnectionSummary> + '_ {
-        self.inputs
-            .connections
-            .iter()
-            .filter(|c| self.total.per_connection.contains_key(&c.id))
+        self.inputs.connections.iter().filter(|c| {
+            self.total
+                .per_connection
+                .touches(c.id, self.inputs.connections)
+        })
     }
 
     /// The ledgers of the connections it touched, in their list's order.
     fn touched_ledgers(&self) -> impl Iterator<Item = &'a ConnectionLedger> + '_ {
-        self.inputs
-            .ledgers
-            .iter()
-            .filter(|ledger| self.total.per_connection.contains_key(&ledger.connection))
+        self.inputs.ledgers.iter().filter(|ledger| {
+            self.total
+                .per_connection
+                .touches(ledger.connection, self.inputs.connections)
+        })
     }
 
     /// Separate stretches charged to the cause's parts, over all connections.
