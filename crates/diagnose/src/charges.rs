@@ -83,11 +83,14 @@ impl CauseTotal {
     /// Charges `ms` of `transaction`, which stands for `weight`
     /// transactions, to the cause. A transaction's charges all come before
     /// the next transaction's (see [`charge`]).
-    fn add(&mut self, at: Charged, action: ActionId, ms: f64, weight: f64) {
-        let Charged {
-            transaction,
-            connection,
-        } = at;
+    fn add(
+        &mut self,
+        transaction: &Transaction,
+        connection: ConnectionAt,
+        action: ActionId,
+        ms: f64,
+        weight: f64,
+    ) {
         self.cost_ms += ms * weight;
         let key = (transaction.connection, transaction.index);
         if self.last_charged != Some(key) {
@@ -172,13 +175,6 @@ impl CauseTotal {
     pub fn median_per_transaction_ms(&self) -> f64 {
         crate::median(self.costs().collect())
     }
-}
-
-/// A transaction being charged, and where its connection's costs are kept.
-#[derive(Clone, Copy)]
-struct Charged<'a> {
-    transaction: &'a Transaction,
-    connection: ConnectionAt,
 }
 
 /// A connection as its costs are kept: at its summary's place in the
@@ -347,17 +343,17 @@ pub fn charge(turns: &Turns, weights: &Weights, context: &Context) -> BTreeMap<C
     for (t, &action) in transactions.iter().zip(actions) {
         let place = crate::place_of(connections, t.connection);
         let connection = place.map(|place| &connections[place]);
-        let at = Charged {
-            transaction: t,
-            connection: place.map_or(ConnectionAt::Unlisted(t.connection), ConnectionAt::Listed),
-        };
+        let at = place.map_or(ConnectionAt::Unlisted(t.connection), ConnectionAt::Listed);
         let chatty = is_chatty(t, connection, repeated);
         let weight = weights.of_connection(t.connection);
         for (part, ms) in t.ledger.parts() {
             let shares = assign(part, ms, t, chatty, connection, context);
             for (cause, ms) in shares.into_iter().flatten() {
                 if ms > 0.0 {
-                    totals.entry(cause).or_default().add(at, action, ms, weight);
+                    totals
+                        .entry(cause)
+                        .or_default()
+                        .add(t, at, action, ms, weight);
                 }
             }
         }
@@ -368,12 +364,12 @@ pub fn charge(turns: &Turns, weights: &Weights, context: &Context) -> BTreeMap<C
             totals
                 .entry(Cause::DeadPeer)
                 .or_default()
-                .add(at, action, 0.0, weight);
+                .add(t, at, action, 0.0, weight);
         } else if lost_at_no_ones_cost(t, connection) {
             totals
                 .entry(Cause::PacketLoss)
                 .or_default()
-                .add(at, action, 0.0, weight);
+                .add(t, at, action, 0.0, weight);
         }
     }
     totals
