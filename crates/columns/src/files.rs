@@ -90,30 +90,52 @@ impl Staging {
         self.temporary.path()
     }
 
-    /// Writes every table into the temporary directory, checking `stop`
-    /// before each: once it says true, nothing more is written.
+    /// Writes every table into the temporary directory, each on a thread
+    /// of its own, checking `stop` before each and once all are written: a
+    /// stop asked for before the end is an error, and no table is handed
+    /// on to publish. Of several failures, the first table's is told.
     pub fn write(
         &self,
         tables: &Tables,
         format: Format,
-        stop: &dyn Fn() -> bool,
+        stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<Vec<String>, Error> {
-        let mut names = Vec::new();
-        for (table, batch) in tables.named() {
-            if stop() {
-                return Err(Error::Interrupted);
-            }
-            let name = format!("{table}.{}", format.extension());
-            write_table(batch, &self.path().join(&name), format).map_err(|reason| {
-                Error::Table {
-                    table,
-                    path: self.directory.join(&name),
-                    reason,
-                }
-            })?;
-            names.push(name);
+        let names = std::thread::scope(|scope| {
+            let writes: Vec<_> = tables
+                .named()
+                .into_iter()
+                .map(|(table, batch)| {
+                    scope.spawn(move || self.write_one(table, batch, format, stop))
+                })
+                .collect();
+            writes
+                .into_iter()
+                .map(crate::joined)
+                .collect::<Result<_, _>>()
+        })?;
+        if stop() {
+            return Err(Error::Interrupted);
         }
         Ok(names)
+    }
+
+    fn write_one(
+        &self,
+        table: &'static str,
+        batch: &RecordBatch,
+        format: Format,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<String, Error> {
+        if stop() {
+            return Err(Error::Interrupted);
+        }
+        let name = format!("{table}.{}", format.extension());
+        write_table(batch, &self.path().join(&name), format).map_err(|reason| Error::Table {
+            table,
+            path: self.directory.join(&name),
+            reason,
+        })?;
+        Ok(name)
     }
 
     /// Puts the files `names` in their directory: the temporary directory

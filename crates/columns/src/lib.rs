@@ -138,15 +138,25 @@ pub fn analyze_files(
 }
 
 impl Tables {
-    /// The tables of a finished analysis and the events it raised.
+    /// The tables of a finished analysis and the events it raised, each
+    /// built on a thread of its own: they only read the analysis.
     pub fn of(analysis: &Analysis, events: &[Event]) -> Result<Tables, Error> {
-        Ok(Tables {
-            connections: batch::connections(&analysis.connections, &analysis.rate_limits)?,
-            transactions: batch::transactions(&analysis.transactions)?,
-            events: batch::events(events)?,
-            timeline: batch::timeline(&analysis.ticks)?,
-            findings: batch::findings(&analysis.findings)?,
-            ledger: batch::ledger(&analysis.ledgers)?,
+        std::thread::scope(|scope| {
+            let transactions = scope.spawn(|| batch::transactions(&analysis.transactions));
+            let connections =
+                scope.spawn(|| batch::connections(&analysis.connections, &analysis.rate_limits));
+            let events = scope.spawn(|| batch::events(events));
+            let ledger = scope.spawn(|| batch::ledger(&analysis.ledgers));
+            let timeline = batch::timeline(&analysis.ticks);
+            let findings = batch::findings(&analysis.findings);
+            Ok(Tables {
+                connections: joined(connections)?,
+                transactions: joined(transactions)?,
+                events: joined(events)?,
+                timeline: timeline?,
+                findings: findings?,
+                ledger: joined(ledger)?,
+            })
         })
     }
 
@@ -161,4 +171,11 @@ impl Tables {
             ("ledger", &self.ledger),
         ]
     }
+}
+
+/// What a scoped thread returned; its panic, if it panicked, goes on in the caller.
+pub(crate) fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
