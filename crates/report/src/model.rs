@@ -105,12 +105,36 @@ pub fn build<'a>(report: &Report<'a>) -> Model<'a> {
         transactions: Transactions::new(report.transactions, &types, clock),
         types: types.stats(report.transactions),
         ticks: Ticks::new(report.ticks, clock),
-        details: report
-            .details
-            .iter()
-            .map(|detail| Detail::new(detail, report.transactions, &types, clock))
-            .collect(),
+        details: {
+            let mut of_connection = transactions_of(report.details, report.transactions);
+            report
+                .details
+                .iter()
+                .map(|detail| {
+                    let transactions = of_connection.remove(&detail.connection).unwrap_or_default();
+                    Detail::new(detail, &transactions, &types, clock)
+                })
+                .collect()
+        },
     }
+}
+
+/// The transactions of each detailed connection, in their order, found in
+/// one pass over them all.
+fn transactions_of<'a>(
+    details: &[ConnectionDetail],
+    transactions: &'a [Transaction],
+) -> rustc_hash::FxHashMap<u64, Vec<&'a Transaction>> {
+    let mut of_connection: rustc_hash::FxHashMap<u64, Vec<&Transaction>> = details
+        .iter()
+        .map(|detail| (detail.connection, Vec::new()))
+        .collect();
+    for transaction in transactions {
+        if let Some(listed) = of_connection.get_mut(&transaction.connection) {
+            listed.push(transaction);
+        }
+    }
+    of_connection
 }
 
 /// Indices of at most `budget` of `count` items: every priority item first
@@ -539,9 +563,10 @@ struct Detail {
 }
 
 impl Detail {
+    /// `transactions`: the connection's own.
     fn new(
         detail: &ConnectionDetail,
-        transactions: &[Transaction],
+        transactions: &[&Transaction],
         types: &TypeIndex,
         clock: Clock,
     ) -> Self {
@@ -565,7 +590,7 @@ impl Detail {
                 .map(|s| round3(s.rtt_ns as f64 / 1e6))
                 .collect(),
             rtt_stride: detail.rtt_stride,
-            waterfall: Waterfall::new(detail.connection, transactions, types, clock),
+            waterfall: Waterfall::new(transactions, types, clock),
         }
     }
 }
@@ -586,9 +611,9 @@ struct Waterfall {
 }
 
 impl Waterfall {
-    fn new(connection: u64, transactions: &[Transaction], types: &TypeIndex, clock: Clock) -> Self {
+    fn new(transactions: &[&Transaction], types: &TypeIndex, clock: Clock) -> Self {
         let mut waterfall = Waterfall::default();
-        for t in transactions.iter().filter(|t| t.connection == connection) {
+        for t in transactions {
             waterfall.total += 1;
             if waterfall.index.len() == MAX_WATERFALL {
                 continue;
