@@ -193,32 +193,37 @@ enum ConnectionAt {
 pub struct CostByConnection {
     listed: Vec<Option<f64>>,
     unlisted: FxHashMap<u64, f64>,
-    touched: usize,
 }
 
 impl CostByConnection {
     fn add(&mut self, at: ConnectionAt, ms: f64) {
-        let (cost, first) = match at {
+        let cost = match at {
             ConnectionAt::Listed(place) => {
                 if place >= self.listed.len() {
                     self.listed.resize(place + 1, None);
                 }
-                let cost = &mut self.listed[place];
-                let first = cost.is_none();
-                (cost.get_or_insert(0.0), first)
+                self.listed[place].get_or_insert(0.0)
             }
-            ConnectionAt::Unlisted(id) => {
-                let first = !self.unlisted.contains_key(&id);
-                (self.unlisted.entry(id).or_default(), first)
-            }
+            ConnectionAt::Unlisted(id) => self.unlisted.entry(id).or_default(),
         };
         *cost += ms;
-        self.touched += usize::from(first);
     }
 
     /// How many connections it touched.
     pub fn len(&self) -> usize {
-        self.touched
+        self.listed.iter().flatten().count() + self.unlisted.len()
+    }
+
+    /// The connections of `connections` (those it was charged with) it
+    /// touched, in their list's order.
+    pub fn touched_of<'a>(
+        &'a self,
+        connections: &'a [ConnectionSummary],
+    ) -> impl Iterator<Item = &'a ConnectionSummary> + 'a {
+        self.listed
+            .iter()
+            .zip(connections)
+            .filter_map(|(cost, connection)| cost.map(|_| connection))
     }
 
     /// Whether it touched the connection `id` of `connections` (those it
@@ -514,8 +519,7 @@ fn repeated_exchanges<'a>(
 ) -> FxHashSet<(u64, &'a str)> {
     let mut turns: FxHashMap<(u64, &str), usize> = FxHashMap::default();
     for t in transactions {
-        let connection =
-            crate::place_of(connections, t.connection).map(|place| &connections[place]);
+        let connection = crate::summary_of(connections, t.connection);
         if follows_without_client_wait(t, connection) {
             *turns
                 .entry((t.connection, t.signature.as_str()))
@@ -656,6 +660,8 @@ mod tests {
             .filter(|&id| costs.touches(id, &connections))
             .collect();
         assert_eq!(touched, [0, 3, 4]);
+        let listed_touched: Vec<u64> = costs.touched_of(&connections).map(|c| c.id).collect();
+        assert_eq!(listed_touched, [0, 4]);
         // 4 and 3 cost 7 ms each: the one with the lower id is named.
         assert_eq!(costs.most_costly(&connections), Some(3));
         costs.add(place(2), 7.0);

@@ -122,7 +122,7 @@ impl Inputs<'_> {
     }
 
     pub(crate) fn connection(&self, id: u64) -> Option<&ConnectionSummary> {
-        Some(&self.connections[place_of(self.connections, id)?])
+        summary_of(self.connections, id)
     }
 
     pub(crate) fn ledger(&self, id: u64) -> Option<&ConnectionLedger> {
@@ -138,6 +138,11 @@ pub(crate) fn place_of(connections: &[ConnectionSummary], id: u64) -> Option<usi
         .is_some_and(|c| c.id == id)
         .then_some(id as usize);
     direct.or_else(|| connections.binary_search_by_key(&id, |c| c.id).ok())
+}
+
+/// The summary of the connection `id` in `connections` (see [`place_of`]).
+pub(crate) fn summary_of(connections: &[ConnectionSummary], id: u64) -> Option<&ConnectionSummary> {
+    Some(&connections[place_of(connections, id)?])
 }
 
 /// Every finding, the loudest first; within a severity failures first, then

@@ -126,11 +126,9 @@ impl<'a> Facts<'a> {
     /// The summaries of the connections it touched, in their list's order
     /// (read one after another, not as the costs' map happens to hold them).
     fn touched_connections(&self) -> impl Iterator<Item = &'a ConnectionSummary> + '_ {
-        self.inputs.connections.iter().filter(|c| {
-            self.total
-                .per_connection
-                .touches(c.id, self.inputs.connections)
-        })
+        self.total
+            .per_connection
+            .touched_of(self.inputs.connections)
     }
 
     /// The ledgers of the connections it touched, in their list's order.
